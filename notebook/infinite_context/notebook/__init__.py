@@ -1,0 +1,1 @@
+"""IPython extension (``%load_ext infinite_context.notebook``); the magics arrive with the notebook issue."""

@@ -1,0 +1,308 @@
+"""ProjectBrain: the one API every adapter (MCP, LSP, hooks, CLI, notebook) calls.
+
+It ties a project identity to a store and a merger: ``checkpoint`` redacts the context, merges
+it with the stored state and writes the next version through the store's compare-and-set;
+``resume`` renders the state; ``rollback`` writes a new version equal to an old one (history
+stays append-only); ``history`` and ``diff`` read the bounded history.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import logging
+import os
+import socket
+
+from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path
+
+from .config import Settings, load_settings
+from .errors import InvalidInput, NotFound
+from .merge.base import Merger, MergeRequest
+from .merge.integrity import existing_files, state_tokens
+from .models import (
+    CheckpointResult,
+    DiffResult,
+    FieldChange,
+    HistoryEntry,
+    HistorySummary,
+    LockInfo,
+    ProjectState,
+    ResumeResult,
+    RollbackResult,
+    StatusReport,
+    utcnow,
+)
+from .project import Project, resolve_project
+from .redact import redact
+from .render import render_within
+from .storage import BaseStore, open_store
+from .tokens import count_tokens
+
+log = logging.getLogger(__name__)
+
+EMPTY_RESUME = (
+    "# Project context\n\nNo checkpoint yet for this project. Call `checkpoint` with what you are "
+    "working on (task, files, decisions) to start one.\n"
+)
+
+
+def default_owner(kind: str) -> str:
+    return f"{kind}:{socket.gethostname()}:{os.getpid()}"
+
+
+class ProjectBrain:
+    def __init__(
+        self,
+        project: Project,
+        store: BaseStore,
+        settings: Settings,
+        merger: Merger | None = None,
+        clock: Callable[[], datetime] = utcnow,
+    ) -> None:
+        if merger is None:
+            from .merge.offline import OfflineMerger
+
+            merger = OfflineMerger()
+        self.project = project
+        self.store = store
+        self.settings = settings
+        self.merger = merger
+        self.clock = clock
+
+    @classmethod
+    def open(cls, project_dir: Path | str | None = None, settings: Settings | None = None) -> ProjectBrain:
+        settings = settings or load_settings()
+        start = project_dir if project_dir is not None else settings.project_root
+        project = resolve_project(start)
+        return cls(project, open_store(settings), settings)
+
+    @property
+    def session_id(self) -> str:
+        return self.project.session_id
+
+    def close(self) -> None:
+        self.store.close()
+
+    def __enter__(self) -> ProjectBrain:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ---- checkpoint -------------------------------------------------------------------------
+    def _validate_context(self, context: object, token_count: object) -> str:
+        if not isinstance(context, str):
+            raise InvalidInput("context", f"must be text, got {type(context).__name__}", fix="pass a string")
+        if not context.strip():
+            raise InvalidInput(
+                "context", "is empty", fix="pass what you worked on: task, files, decisions, what is done"
+            )
+        limit = self.settings.max_context_chars
+        if len(context) > limit:
+            raise InvalidInput(
+                "context",
+                f"is {len(context):,} characters, over the limit of {limit:,}",
+                fix="send a summary of the work instead of raw output, or raise INFINITE_CONTEXT_MAX_CONTEXT_CHARS",
+            )
+        if token_count is not None and (
+            isinstance(token_count, bool) or not isinstance(token_count, int) or token_count < 0
+        ):
+            raise InvalidInput("token_count", "must be a non-negative integer", fix="omit it or pass e.g. 120000")
+        return context
+
+    def checkpoint(self, context: str, token_count: int | None = None) -> CheckpointResult:
+        context = redact(self._validate_context(context, token_count))
+        warnings: list[str] = []
+        durations: list[float] = []
+
+        def update(current: ProjectState | None, next_version: int) -> HistoryEntry:
+            now = self.clock()
+            result = self.merger.merge(
+                MergeRequest(
+                    old=current,
+                    context=context,
+                    session_id=self.session_id,
+                    project_root=self.project.root,
+                    token_cap=self.settings.state_token_cap,
+                    now=now,
+                    token_count=token_count,
+                )
+            )
+            warnings[:] = list(result.warnings)
+            durations.append(result.duration_ms)
+            return self._entry(result.state, next_version, now, result.merged_by, result.duration_ms)
+
+        outcome = self.store.update_state(self.session_id, update)
+        for warning in warnings:
+            log.warning(warning, extra={"session_id": self.session_id})
+        entry = outcome.entry
+        return CheckpointResult(
+            version=entry.version,
+            merged_by=entry.merged_by,
+            duration_ms=round(sum(durations), 3),
+            state_tokens=state_tokens(entry.state),
+            token_cap=self.settings.state_token_cap,
+            attempts=outcome.attempts,
+            warnings=warnings,
+        )
+
+    @staticmethod
+    def _entry(
+        state: ProjectState, version: int, now: datetime, merged_by: str, duration_ms: float
+    ) -> HistoryEntry:
+        state = state.model_copy(deep=True)
+        state.meta.version = version
+        state.meta.merged_by = merged_by
+        return HistoryEntry(
+            version=version,
+            timestamp=now,
+            merge_duration_ms=round(duration_ms, 3),
+            token_count=state.meta.token_budget_used,
+            merged_by=merged_by,
+            state=state,
+        )
+
+    # ---- reading ----------------------------------------------------------------------------
+    def _state_with_live_files(self) -> tuple[ProjectState | None, list[str]]:
+        state = self.store.get_state(self.session_id)
+        if state is None:
+            return None, []
+        kept, dropped = existing_files(state.active_context.active_files, self.project.root)
+        if not dropped:
+            return state, []
+        state = state.model_copy(deep=True)
+        state.active_context.active_files = kept
+        return state, [f"dropped active files that no longer exist: {', '.join(dropped[:10])}"]
+
+    def resume(self, max_tokens: int | None = None) -> ResumeResult:
+        if max_tokens is not None and (isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 50):
+            raise InvalidInput("max_tokens", "must be an integer of at least 50", fix="omit it or pass e.g. 2000")
+        state, warnings = self._state_with_live_files()
+        markdown = EMPTY_RESUME if state is None else render_within(state, max_tokens)
+        return ResumeResult(markdown=markdown, state=state, tokens=count_tokens(markdown), warnings=warnings)
+
+    def status(self) -> StatusReport:
+        state, warnings = self._state_with_live_files()
+        history = self.store.history(self.session_id)
+        report = StatusReport(
+            project_root=str(self.project.root),
+            session_id=self.session_id,
+            store=self.store.display_url,
+            has_state=state is not None,
+            token_cap=self.settings.state_token_cap,
+            history_versions=sorted(e.version for e in history),
+            lock_holder=self.store.lock_holder(self.session_id),
+            warnings=warnings,
+        )
+        if state is not None:
+            ac = state.active_context
+            report.version = state.meta.version
+            report.last_checkpoint = state.meta.last_checkpoint
+            report.merged_by = state.meta.merged_by
+            report.state_tokens = state_tokens(state)
+            report.current_task = ac.current_task
+            report.active_files = len(ac.active_files)
+            report.pending_decisions = sum(d.status == "pending" for d in ac.active_decisions)
+            report.recent_changes = len(state.project_context.recent_changes)
+        return report
+
+    def history(self, limit: int = 5) -> list[HistorySummary]:
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+            raise InvalidInput("limit", "must be a positive integer", fix="pass e.g. 5")
+        return [_summary(e) for e in self.store.history(self.session_id, limit)]
+
+    def _entry_or_error(self, version: int, field: str) -> HistoryEntry:
+        if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+            raise InvalidInput(field, "must be a positive version number", fix="see `history` for versions")
+        entry = self.store.history_entry(self.session_id, version)
+        if entry is None:
+            kept = sorted(e.version for e in self.store.history(self.session_id))
+            raise NotFound(
+                f"version {version} is not in the history of this project (kept: {kept or 'none'})",
+                fix=f"pick one of {kept}" if kept else "make a checkpoint first",
+            )
+        return entry
+
+    # ---- rollback / diff --------------------------------------------------------------------
+    def rollback(self, steps: int | None = None, version: int | None = None) -> RollbackResult:
+        if steps is not None and version is not None:
+            raise InvalidInput("steps", "give either steps or version, not both", fix="drop one of them")
+        if version is None:
+            steps = 1 if steps is None else steps
+            if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
+                raise InvalidInput("steps", "must be a positive integer", fix="pass e.g. 1")
+            current = self.store.current_version(self.session_id)
+            if current == 0:
+                raise NotFound("there is nothing to roll back yet", fix="make a checkpoint first")
+            version = current - steps
+            field = "steps"
+            if version < 1:
+                raise InvalidInput(
+                    "steps", f"goes back past version 1 (current is {current})", fix=f"pass at most {current - 1}"
+                )
+        else:
+            field = "version"
+        target = self._entry_or_error(version, field)
+
+        def update(_current: ProjectState | None, next_version: int) -> HistoryEntry:
+            return self._entry(target.state, next_version, self.clock(), f"rollback:v{target.version}", 0.0)
+
+        entry = self.store.update_state(self.session_id, update, repair=True).entry
+        return RollbackResult(version=entry.version, restored_from=target.version, merged_by=entry.merged_by)
+
+    def diff(self, from_version: int, to_version: int) -> DiffResult:
+        before = self._entry_or_error(from_version, "from_version").state.content_dict()
+        after = self._entry_or_error(to_version, "to_version").state.content_dict()
+        changes = [FieldChange(path=p, before=b, after=a) for p, b, a in _changed_fields(before, after)]
+        unified = "".join(
+            difflib.unified_diff(
+                json.dumps(before, indent=2, sort_keys=True).splitlines(keepends=True),
+                json.dumps(after, indent=2, sort_keys=True).splitlines(keepends=True),
+                fromfile=f"v{from_version}",
+                tofile=f"v{to_version}",
+            )
+        )
+        return DiffResult(from_version=from_version, to_version=to_version, changes=changes, unified=unified)
+
+    # ---- advisory lock ----------------------------------------------------------------------
+    def claim(self, owner: str) -> LockInfo:
+        info = self.store.acquire_lock(self.session_id, owner, self.settings.lock_ttl_seconds)
+        if not info.acquired:
+            log.warning(
+                "this project brain is also in use by another process; writes stay safe (compare-and-set)",
+                extra={"holder": info.holder, "session_id": self.session_id},
+            )
+        return info
+
+    def release(self, owner: str) -> None:
+        self.store.release_lock(self.session_id, owner)
+
+
+def _summary(entry: HistoryEntry) -> HistorySummary:
+    state = entry.state
+    first = state.active_context.current_task or (
+        state.project_context.recent_changes[-1].summary if state.project_context.recent_changes else ""
+    )
+    return HistorySummary(
+        version=entry.version,
+        timestamp=entry.timestamp,
+        merged_by=entry.merged_by,
+        merge_duration_ms=entry.merge_duration_ms,
+        token_count=entry.token_count,
+        current_task=state.active_context.current_task,
+        first_line=first.splitlines()[0][:120] if first else "",
+    )
+
+
+def _changed_fields(before: object, after: object, path: str = "") -> list[tuple[str, object, object]]:
+    if isinstance(before, dict) and isinstance(after, dict):
+        out: list[tuple[str, object, object]] = []
+        for key in sorted(set(before) | set(after)):
+            out += _changed_fields(before.get(key), after.get(key), f"{path}.{key}" if path else str(key))
+        return out
+    return [] if before == after else [(path, before, after)]
+
+

@@ -1,0 +1,106 @@
+"""Settings, with one precedence order for every entry point.
+
+Precedence, highest first:
+
+1. explicit values passed to ``Settings(...)`` (the language server's ``initializationOptions``,
+   CLI flags such as ``--project``);
+2. environment variables: ``INFINITE_CONTEXT_<FIELD>`` plus the seed's names ``REDIS_URL``,
+   ``GEMINI_API_KEY`` / ``GOOGLE_API_KEY``, ``ANTHROPIC_API_KEY``, ``PROJECT_ROOT``, ``LOG_LEVEL``;
+3. a ``.env`` file in the working directory;
+4. the defaults below.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import AliasChoices, Field, SecretStr, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from .errors import ConfigError
+
+
+def _env(name: str, *seed_names: str) -> AliasChoices:
+    # Field name first so Settings(store_url=...) works; then our prefixed variable; then the
+    # seed's historical names.
+    return AliasChoices(name, f"INFINITE_CONTEXT_{name.upper()}", *seed_names)
+
+
+class Settings(BaseSettings):
+    """Everything configurable, documented in README.md's configuration table."""
+
+    model_config = SettingsConfigDict(
+        env_file=".env",
+        env_file_encoding="utf-8",
+        extra="ignore",
+        populate_by_name=True,
+    )
+
+    store_url: str | None = Field(
+        None,
+        validation_alias=_env("store_url", "REDIS_URL"),
+        description="sqlite:///path/to/brain.db (default: a file in the user data dir) or redis://...",
+    )
+    data_dir: Path | None = Field(
+        None, validation_alias=_env("data_dir"), description="Where the default SQLite file lives."
+    )
+    project_root: Path | None = Field(
+        None, validation_alias=_env("project_root", "PROJECT_ROOT"), description="Overrides discovery."
+    )
+    history_size: int = Field(5, ge=1, le=1000, validation_alias=_env("history_size"))
+    state_token_cap: int = Field(4000, ge=500, le=200_000, validation_alias=_env("state_token_cap"))
+    max_context_chars: int = Field(
+        2_000_000, ge=1000, validation_alias=_env("max_context_chars"), description="Checkpoint input cap."
+    )
+    lock_ttl_seconds: int = Field(300, ge=5, validation_alias=_env("lock_ttl_seconds"))
+    cas_attempts: int = Field(3, ge=1, le=10, validation_alias=_env("cas_attempts"))
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field(
+        "INFO", validation_alias=_env("log_level", "LOG_LEVEL")
+    )
+    gemini_api_key: SecretStr | None = Field(
+        None, validation_alias=AliasChoices("gemini_api_key", "GEMINI_API_KEY", "GOOGLE_API_KEY")
+    )
+    anthropic_api_key: SecretStr | None = Field(
+        None, validation_alias=AliasChoices("anthropic_api_key", "ANTHROPIC_API_KEY")
+    )
+
+    @field_validator("log_level", mode="before")
+    @classmethod
+    def _upper(cls, value: object) -> object:
+        return value.upper() if isinstance(value, str) else value
+
+    @field_validator("store_url")
+    @classmethod
+    def _known_scheme(cls, value: str | None) -> str | None:
+        if value is None or value == "":
+            return None
+        scheme = value.split("://", 1)[0].lower() if "://" in value else ""
+        if scheme not in {"sqlite", "redis", "rediss", "redis+cluster", "rediss+cluster"}:
+            raise ValueError(
+                "store URL must start with sqlite:/// or redis:// (e.g. sqlite:////home/me/brain.db)"
+            )
+        return value
+
+    def resolved_data_dir(self) -> Path:
+        if self.data_dir is not None:
+            return self.data_dir.expanduser()
+        from platformdirs import user_data_dir
+
+        return Path(user_data_dir("infinite-context", appauthor=False))
+
+
+def load_settings(**overrides: object) -> Settings:
+    """Build Settings, turning pydantic's validation error into a ConfigError naming the field."""
+    from pydantic import ValidationError
+
+    clean = {k: v for k, v in overrides.items() if v is not None}
+    try:
+        return Settings(**clean)  # type: ignore[arg-type]
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        field = ".".join(str(p) for p in first["loc"]) or "settings"
+        raise ConfigError(
+            f"setting {field} is invalid: {first['msg']}",
+            fix=f"correct {field} (environment variable INFINITE_CONTEXT_{field.upper()})",
+        ) from None

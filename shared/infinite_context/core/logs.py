@@ -1,0 +1,46 @@
+"""JSON-lines logging to stderr (stdout belongs to the MCP / LSP protocols and hook output)."""
+
+from __future__ import annotations
+
+import logging
+import sys
+from datetime import UTC, datetime
+
+_RESERVED = set(vars(logging.makeLogRecord({})))
+
+
+class JsonLineFormatter(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        import orjson
+
+        payload: dict[str, object] = {
+            "ts": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
+            "level": record.levelname.lower(),
+            "logger": record.name,
+            "msg": record.getMessage(),
+        }
+        # Anything passed with extra={...} becomes a field of its own.
+        for key, value in vars(record).items():
+            if key not in _RESERVED and key not in payload:
+                payload[key] = value
+        if record.exc_info:
+            payload["exc"] = self.formatException(record.exc_info)
+        return orjson.dumps(payload, default=str).decode()
+
+
+def setup_logging(level: str = "INFO") -> None:
+    """Route every logger to stderr as JSON lines; idempotent."""
+    root = logging.getLogger()
+    for handler in list(root.handlers):
+        if getattr(handler, "_infinite_context", False):
+            root.removeHandler(handler)
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(JsonLineFormatter())
+    handler._infinite_context = True  # type: ignore[attr-defined]
+    root.addHandler(handler)
+    root.setLevel(level.upper())
+    # Libraries that are chatty at INFO (the MCP SDK logs every request) stay at WARNING unless
+    # the user asked for DEBUG.
+    if level.upper() != "DEBUG":
+        for name in ("mcp", "httpx", "httpx2", "pygls"):
+            logging.getLogger(name).setLevel(logging.WARNING)

@@ -1,0 +1,179 @@
+"""Checks and repairs every merged state passes before it is stored, whichever tier made it.
+
+``fit_to_cap`` keeps a state under its token cap by trimming the oldest and least important text
+first (old change summaries, then old changes, decided decisions, long prose, extra files), so
+the current task and pending decisions survive longest. ``problems`` lists what makes a merged
+state unacceptable (the LLM tiers use it to reject a provider's answer and fall through).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from ..models import MAX_RECENT_CHANGES, ProjectState
+from ..tokens import count_tokens
+from .extract import clean_sentence, relative_file
+
+MAX_ACTIVE_FILES = 25
+MAX_DECIDED = 12
+
+
+def state_tokens(state: ProjectState) -> int:
+    return count_tokens(state.model_dump_json())
+
+
+def existing_files(paths: list[str], root: Path) -> tuple[list[str], list[str]]:
+    """(kept, dropped): kept are relative paths of files that exist inside ``root``."""
+    kept: list[str] = []
+    dropped: list[str] = []
+    for path in paths:
+        rel = relative_file(path, root)
+        if rel is None:
+            dropped.append(path)
+        elif rel not in kept:
+            kept.append(rel)
+    return kept, dropped
+
+
+def _shorten(text: str, ratio: float) -> str:
+    if not text:
+        return text
+    return clean_sentence(text, max(40, int(len(text) * ratio)))
+
+
+def _trim_steps(state: ProjectState) -> list[Callable[[], bool]]:
+    """Reductions in the order they are tried; each returns False when it has nothing left."""
+    pc, ac = state.project_context, state.active_context
+
+    def shorten_old_changes() -> bool:
+        for change in pc.recent_changes[: max(0, len(pc.recent_changes) - 3)]:
+            if len(change.summary) > 160:
+                change.summary = clean_sentence(change.summary, 160)
+                return True
+        return False
+
+    def drop_oldest_change() -> bool:
+        if len(pc.recent_changes) > 3:
+            pc.recent_changes.pop(0)
+            return True
+        return False
+
+    def drop_oldest_decided() -> bool:
+        for i, decision in enumerate(ac.active_decisions):
+            if decision.status == "decided":
+                ac.active_decisions.pop(i)
+                return True
+        return False
+
+    def shorten_architecture() -> bool:
+        if len(pc.architecture) > 200:
+            pc.architecture = _shorten(pc.architecture, 0.7)
+            return True
+        return False
+
+    def shorten_overview() -> bool:
+        if len(pc.overview) > 200:
+            pc.overview = _shorten(pc.overview, 0.7)
+            return True
+        return False
+
+    def fewer_files() -> bool:
+        if len(ac.active_files) > 8:
+            ac.active_files = ac.active_files[: max(8, len(ac.active_files) * 2 // 3)]
+            return True
+        return False
+
+    def drop_any_change() -> bool:
+        if pc.recent_changes:
+            pc.recent_changes.pop(0)
+            return True
+        return False
+
+    def shorten_rest() -> bool:
+        changed = False
+        if len(ac.current_task) > 300:
+            ac.current_task = clean_sentence(ac.current_task, 300)
+            changed = True
+        for decision in ac.active_decisions:
+            if len(decision.question) > 200 or len(decision.decision or "") > 200:
+                decision.question = clean_sentence(decision.question, 200)
+                decision.decision = clean_sentence(decision.decision, 200) if decision.decision else None
+                changed = True
+        return changed
+
+    def drop_pending() -> bool:
+        if ac.active_decisions:
+            ac.active_decisions.pop(0)
+            return True
+        return False
+
+    def last_resort() -> bool:
+        if pc.architecture or pc.overview or ac.active_files:
+            pc.architecture = _shorten(pc.architecture, 0.5) if len(pc.architecture) > 80 else ""
+            pc.overview = _shorten(pc.overview, 0.5) if len(pc.overview) > 80 else ""
+            ac.active_files = ac.active_files[: len(ac.active_files) // 2]
+            return True
+        if len(ac.current_task) > 80:
+            ac.current_task = clean_sentence(ac.current_task, 80)
+            return True
+        return False
+
+    return [
+        shorten_old_changes,
+        drop_oldest_change,
+        drop_oldest_decided,
+        shorten_architecture,
+        shorten_overview,
+        fewer_files,
+        drop_any_change,
+        shorten_rest,
+        drop_pending,
+        last_resort,
+    ]
+
+
+def fit_to_cap(state: ProjectState, cap: int) -> ProjectState:
+    """A copy of ``state`` trimmed until it is at most ``cap`` tokens (as JSON)."""
+    state = state.model_copy(deep=True)
+    pc, ac = state.project_context, state.active_context
+    # Structural limits first: they hold whatever the size.
+    pc.recent_changes = pc.recent_changes[-MAX_RECENT_CHANGES:]
+    ac.active_files = ac.active_files[:MAX_ACTIVE_FILES]
+    decided = [d for d in ac.active_decisions if d.status == "decided"]
+    if len(decided) > MAX_DECIDED:
+        surplus = {id(d) for d in decided[: len(decided) - MAX_DECIDED]}
+        ac.active_decisions = [d for d in ac.active_decisions if id(d) not in surplus]
+    if state_tokens(state) <= cap:
+        return state
+    for step in _trim_steps(state):
+        while state_tokens(state) > cap and step():
+            pass
+        if state_tokens(state) <= cap:
+            break
+    return state
+
+
+def problems(
+    old: ProjectState | None, new: ProjectState, *, session_id: str, root: Path, cap: int
+) -> list[str]:
+    """Reasons ``new`` must not be stored (empty when it is acceptable)."""
+    found: list[str] = []
+    if new.meta.session_id != session_id:
+        found.append(f"session id changed from {session_id} to {new.meta.session_id}")
+    if len(new.project_context.recent_changes) > MAX_RECENT_CHANGES:
+        found.append(f"recent_changes holds {len(new.project_context.recent_changes)} entries (max 10)")
+    outside = [p for p in new.active_context.active_files if relative_file(p, root) is None]
+    if outside:
+        found.append(f"active files outside the project or missing: {', '.join(outside[:5])}")
+    if old is not None:
+        still = {d.question for d in new.active_context.active_decisions}
+        dropped = [
+            d.question for d in old.active_context.active_decisions if d.status == "pending" and d.question not in still
+        ]
+        if dropped:
+            found.append(f"pending decisions dropped without a decision: {'; '.join(dropped[:3])}")
+    tokens = state_tokens(new)
+    if tokens > cap:
+        found.append(f"state is {tokens} tokens, over the cap of {cap}")
+    return found

@@ -1,0 +1,163 @@
+"""Pydantic models shared by the core and every adapter.
+
+``ProjectState`` keeps the seed's JSON schema (``meta`` / ``project_context`` /
+``active_context``) so states written by the seed, by an LLM merger or by us read alike.
+Result models (``CheckpointResult``, ``StatusReport``...) are what ``ProjectBrain`` returns;
+adapters serialise them as they are, so every surface shows the same fields.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+MAX_RECENT_CHANGES = 10
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+class _Model(BaseModel):
+    # Unknown keys are ignored rather than fatal: a state written by a newer version (or an LLM
+    # that adds a field) must still load.
+    model_config = ConfigDict(extra="ignore", validate_assignment=False)
+
+
+class Meta(_Model):
+    version: int = Field(0, ge=0)
+    last_checkpoint: datetime | None = None
+    last_access: datetime | None = None
+    session_id: str
+    token_budget_used: int = Field(0, ge=0)
+    merged_by: str = "none"
+
+
+class RecentChange(_Model):
+    timestamp: datetime
+    summary: str
+    files: list[str] = Field(default_factory=list)
+
+
+class Decision(_Model):
+    question: str
+    status: Literal["pending", "decided"] = "pending"
+    decision: str | None = None
+
+
+class ProjectContext(_Model):
+    overview: str = ""
+    architecture: str = ""
+    recent_changes: Annotated[list[RecentChange], Field(max_length=MAX_RECENT_CHANGES)] = Field(
+        default_factory=list
+    )
+
+
+class ActiveContext(_Model):
+    current_task: str = ""
+    active_files: list[str] = Field(default_factory=list)
+    active_decisions: list[Decision] = Field(default_factory=list)
+
+
+class ProjectState(_Model):
+    meta: Meta
+    project_context: ProjectContext = Field(default_factory=ProjectContext)
+    active_context: ActiveContext = Field(default_factory=ActiveContext)
+
+    @classmethod
+    def empty(cls, session_id: str) -> ProjectState:
+        return cls(meta=Meta(session_id=session_id))
+
+    def content_dict(self) -> dict[str, object]:
+        """The state without bookkeeping that changes on every write (for diffs and equality)."""
+        data = self.model_dump(mode="json")
+        meta = data["meta"]
+        for key in ("version", "last_checkpoint", "last_access", "merged_by", "token_budget_used"):
+            meta.pop(key, None)
+        return data
+
+
+class HistoryEntry(_Model):
+    version: int = Field(ge=1)
+    timestamp: datetime
+    merge_duration_ms: float = 0.0
+    token_count: int = 0
+    merged_by: str
+    state: ProjectState
+
+
+# ---- results returned by ProjectBrain -------------------------------------------------------
+
+
+class CheckpointResult(_Model):
+    version: int
+    merged_by: str
+    duration_ms: float
+    state_tokens: int
+    token_cap: int
+    attempts: int = 1
+    warnings: list[str] = Field(default_factory=list)
+
+
+class ResumeResult(_Model):
+    markdown: str
+    state: ProjectState | None
+    tokens: int
+    warnings: list[str] = Field(default_factory=list)
+
+
+class LockInfo(_Model):
+    acquired: bool
+    owner: str
+    holder: str | None = None
+    expires_at: datetime | None = None
+
+
+class StatusReport(_Model):
+    project_root: str
+    session_id: str
+    store: str
+    has_state: bool
+    version: int = 0
+    last_checkpoint: datetime | None = None
+    merged_by: str | None = None
+    state_tokens: int = 0
+    token_cap: int
+    history_versions: list[int] = Field(default_factory=list)
+    current_task: str = ""
+    active_files: int = 0
+    pending_decisions: int = 0
+    recent_changes: int = 0
+    lock_holder: str | None = None
+    warnings: list[str] = Field(default_factory=list)
+
+
+class HistorySummary(_Model):
+    version: int
+    timestamp: datetime
+    merged_by: str
+    merge_duration_ms: float
+    token_count: int
+    current_task: str
+    first_line: str
+
+
+class RollbackResult(_Model):
+    version: int
+    restored_from: int
+    merged_by: str
+
+
+class FieldChange(_Model):
+    path: str
+    before: object = None
+    after: object = None
+
+
+class DiffResult(_Model):
+    from_version: int
+    to_version: int
+    changes: list[FieldChange]
+    unified: str

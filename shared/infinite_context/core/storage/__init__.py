@@ -1,0 +1,51 @@
+"""Stores: the embedded SQLite default and (selected by URL) Redis.
+
+``open_store(settings)`` is the only place a backend is chosen.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..config import Settings
+from ..errors import ConfigError
+from .base import BaseStore, Change, ChangeCallback, Subscription, UpdateFn, UpdateOutcome
+
+__all__ = [
+    "BaseStore",
+    "Change",
+    "ChangeCallback",
+    "Subscription",
+    "UpdateFn",
+    "UpdateOutcome",
+    "default_sqlite_path",
+    "open_store",
+]
+
+
+def default_sqlite_path(settings: Settings) -> Path:
+    return settings.resolved_data_dir() / "brain.db"
+
+
+def sqlite_path_from_url(url: str) -> Path:
+    """``sqlite:///abs/path.db`` (or ``sqlite:////abs/path.db``) -> /abs/path.db;
+    ``sqlite://relative.db`` -> relative to the working directory; ``~`` is expanded."""
+    rest = url.split("://", 1)[1]
+    if not rest:
+        raise ConfigError("the sqlite URL has no path", fix="use sqlite:///absolute/path/brain.db")
+    if rest.startswith("/"):
+        rest = "/" + rest.lstrip("/")
+    return Path(rest).expanduser()
+
+
+def open_store(settings: Settings) -> BaseStore:
+    url = settings.store_url
+    if url is None or url.startswith("sqlite:"):
+        from .sqlite import SQLiteStore
+
+        path = default_sqlite_path(settings) if url is None else sqlite_path_from_url(url)
+        return SQLiteStore(path, history_size=settings.history_size, cas_attempts=settings.cas_attempts)
+    raise ConfigError(
+        f"store URL scheme of {url.split('://', 1)[0]}:// is not supported by this build",
+        fix="use the embedded default (unset INFINITE_CONTEXT_STORE_URL / REDIS_URL) or sqlite:///path",
+    )

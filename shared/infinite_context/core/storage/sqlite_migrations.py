@@ -1,0 +1,73 @@
+"""Numbered schema migrations for the SQLite store, tracked in ``PRAGMA user_version``.
+
+Append new steps; never edit a released one. Each step runs in one ``BEGIN IMMEDIATE``
+transaction, so two processes opening a fresh file at once apply it exactly once.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+MIGRATIONS: list[tuple[int, str]] = [
+    (
+        1,
+        """
+        CREATE TABLE states (
+            session_id TEXT PRIMARY KEY,
+            version    INTEGER NOT NULL,
+            state      TEXT NOT NULL,
+            updated_at REAL NOT NULL
+        );
+        CREATE TABLE history (
+            session_id TEXT NOT NULL,
+            version    INTEGER NOT NULL,
+            entry      TEXT NOT NULL,
+            PRIMARY KEY (session_id, version)
+        ) WITHOUT ROWID;
+        CREATE TABLE locks (
+            session_id TEXT PRIMARY KEY,
+            owner      TEXT NOT NULL,
+            expires_at REAL NOT NULL
+        );
+        CREATE TABLE changes (
+            seq        INTEGER PRIMARY KEY AUTOINCREMENT,
+            session_id TEXT NOT NULL,
+            version    INTEGER NOT NULL,
+            kind       TEXT NOT NULL,
+            at         REAL NOT NULL
+        );
+        """,
+    ),
+]
+
+LATEST = MIGRATIONS[-1][0]
+
+
+def migrate(conn: sqlite3.Connection) -> int:
+    """Bring ``conn``'s schema to LATEST; returns the version found before migrating."""
+    found = int(conn.execute("PRAGMA user_version").fetchone()[0])
+    if found > LATEST:
+        from ..errors import StorageUnavailable
+
+        raise StorageUnavailable(
+            f"the store file has schema version {found}, newer than this infinite-context ({LATEST})",
+            fix="upgrade infinite-context (pip install -U infinite-context)",
+        )
+    for number, script in MIGRATIONS:
+        if number <= found:
+            continue
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            # Re-check inside the write lock: another process may have migrated meanwhile.
+            if int(conn.execute("PRAGMA user_version").fetchone()[0]) >= number:
+                conn.execute("ROLLBACK")
+                continue
+            for statement in script.split(";"):
+                if statement.strip():
+                    conn.execute(statement)
+            conn.execute(f"PRAGMA user_version = {number}")
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+    return found
