@@ -75,7 +75,8 @@ class ProjectBrain:
     @classmethod
     def open(cls, project_dir: Path | str | None = None, settings: Settings | None = None) -> ProjectBrain:
         settings = settings or load_settings()
-        start = project_dir if project_dir is not None else settings.project_root
+        # --project / PROJECT_ROOT, then the folder Claude Code runs hooks and servers for.
+        start = project_dir or settings.project_root or os.environ.get("CLAUDE_PROJECT_DIR") or None
         project = resolve_project(start)
         return cls(project, open_store(settings), settings)
 

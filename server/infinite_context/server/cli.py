@@ -1,0 +1,241 @@
+"""The ``infinite-context`` command.
+
+Each sub-command parses its flags, makes one ProjectBrain call and prints the result: with rich
+for people, or one JSON document with ``--json``. Core errors are turned into a message and an
+exit status in ``main`` only. Heavy modules (rich, mcp) are imported inside the commands that
+use them, so ``infinite-context mcp`` and the hooks start fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from infinite_context.core.config import Settings, load_settings
+from infinite_context.core.errors import InfiniteContextError, InvalidInput
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="infinite-context",
+        description="One project brain for coding assistants: checkpoint, resume, rollback.",
+    )
+    parser.add_argument("--project", metavar="DIR", help="project folder (default: PROJECT_ROOT, then cwd)")
+    parser.add_argument("--json", action="store_true", help="print one JSON document")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    sub.add_parser("mcp", help="run the MCP stdio server (for Claude Code and other MCP clients)")
+
+    cp = sub.add_parser("checkpoint", help="merge new context into the brain")
+    source = cp.add_mutually_exclusive_group(required=True)
+    source.add_argument("-m", "--message", metavar="TEXT", help="the context text")
+    source.add_argument("--file", metavar="F", help="read the context from a file")
+    source.add_argument("stdin", nargs="?", choices=["-"], help="'-' reads the context from stdin")
+    cp.add_argument("--tokens", type=int, metavar="N", help="tokens in the assistant's context window")
+
+    rs = sub.add_parser("resume", help="print the brain as Markdown")
+    rs.add_argument("--max-tokens", type=int, metavar="N")
+
+    sub.add_parser("status", help="version, size, merger and history of the brain")
+
+    rb = sub.add_parser("rollback", help="restore an earlier version (as a new version)")
+    which = rb.add_mutually_exclusive_group()
+    which.add_argument("--steps", type=int, metavar="N")
+    which.add_argument("--version", type=int, metavar="N")
+
+    hi = sub.add_parser("history", help="versions kept in history, newest first")
+    hi.add_argument("--limit", type=int, default=10, metavar="N")
+
+    df = sub.add_parser("diff", help="compare two versions")
+    df.add_argument("from_version", type=int, metavar="A")
+    df.add_argument("to_version", type=int, metavar="B")
+
+    sub.add_parser("doctor", help="check Python, the store and keys, and say what to fix")
+    return parser
+
+
+def _settings(args: argparse.Namespace) -> Settings:
+    return load_settings(project_root=Path(args.project) if args.project else None)
+
+
+def _open_brain(args: argparse.Namespace) -> Any:
+    from infinite_context.core.brain import ProjectBrain
+
+    return ProjectBrain.open(settings=_settings(args))
+
+
+def _read_context(args: argparse.Namespace) -> str:
+    if args.message is not None:
+        return str(args.message)
+    if args.file is not None:
+        try:
+            return Path(args.file).read_text(encoding="utf-8")
+        except OSError as exc:
+            raise InvalidInput("--file", f"cannot read {args.file}: {exc.strerror}", fix="pass a readable file") from None
+        except UnicodeDecodeError:
+            raise InvalidInput("--file", f"{args.file} is not UTF-8 text", fix="pass a text file") from None
+    return sys.stdin.read()
+
+
+def _emit(args: argparse.Namespace, data: Any, human: Callable[[], None]) -> None:
+    if args.json:
+        import orjson
+        from pydantic import BaseModel
+
+        def encode(value: Any) -> Any:
+            if isinstance(value, BaseModel):
+                return value.model_dump(mode="json")
+            raise TypeError
+
+        sys.stdout.write(orjson.dumps(data, default=encode, option=orjson.OPT_INDENT_2).decode() + "\n")
+    else:
+        human()
+
+
+def _console() -> Any:
+    from rich.console import Console
+
+    return Console(highlight=False)
+
+
+def cmd_mcp(args: argparse.Namespace) -> int:
+    settings = _settings(args)
+    from infinite_context.core.brain import ProjectBrain
+
+    from .mcp.app import serve
+
+    serve(lambda: ProjectBrain.open(settings=settings))
+    return 0
+
+
+def cmd_checkpoint(args: argparse.Namespace) -> int:
+    context = _read_context(args)
+    with _open_brain(args) as brain:
+        if args.json:
+            result = brain.checkpoint(context, args.tokens)
+        else:
+            with _console().status("Merging…"):
+                result = brain.checkpoint(context, args.tokens)
+    from .text import checkpoint_text
+
+    _emit(args, result, lambda: _console().print(checkpoint_text(result)))
+    return 0
+
+
+def cmd_resume(args: argparse.Namespace) -> int:
+    with _open_brain(args) as brain:
+        result = brain.resume(args.max_tokens)
+
+    def human() -> None:
+        from rich.markdown import Markdown
+
+        console = _console()
+        console.print(Markdown(result.markdown))
+        for warning in result.warnings:
+            console.print(f"[yellow]Warning:[/] {warning}")
+
+    _emit(args, result, human)
+    return 0
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    with _open_brain(args) as brain:
+        result = brain.status()
+    from .text import status_text
+
+    _emit(args, result, lambda: _console().print(status_text(result)))
+    return 0
+
+
+def cmd_rollback(args: argparse.Namespace) -> int:
+    with _open_brain(args) as brain:
+        result = brain.rollback(steps=args.steps, version=args.version)
+    from .text import rollback_text
+
+    _emit(args, result, lambda: _console().print(rollback_text(result)))
+    return 0
+
+
+def cmd_history(args: argparse.Namespace) -> int:
+    with _open_brain(args) as brain:
+        items = brain.history(args.limit)
+
+    def human() -> None:
+        from rich.table import Table
+
+        table = Table("version", "time (UTC)", "merged by", "merge ms", "current task / change")
+        for h in items:
+            table.add_row(
+                str(h.version), f"{h.timestamp:%Y-%m-%d %H:%M:%S}", h.merged_by, f"{h.merge_duration_ms:.1f}", h.first_line
+            )
+        _console().print(table if items else "No history yet.")
+
+    _emit(args, {"items": items}, human)
+    return 0
+
+
+def cmd_diff(args: argparse.Namespace) -> int:
+    with _open_brain(args) as brain:
+        result = brain.diff(args.from_version, args.to_version)
+
+    def human() -> None:
+        from rich.syntax import Syntax
+
+        from .text import diff_text
+
+        body = diff_text(result)
+        _console().print(Syntax(body, "diff") if result.changes else body)
+
+    _emit(args, result, human)
+    return 0
+
+
+def cmd_doctor(args: argparse.Namespace) -> int:
+    from infinite_context.core.diagnostics import run_checks
+
+    checks = run_checks(args.project)
+
+    def human() -> None:
+        console = _console()
+        marks = {"ok": "[green]✔[/]", "warn": "[yellow]![/]", "fail": "[red]✘[/]"}
+        for check in checks:
+            console.print(f"{marks[check.status]} {check.name}: {check.detail}")
+            if check.fix:
+                console.print(f"    fix: {check.fix}")
+
+    _emit(args, {"checks": checks}, human)
+    return 1 if any(c.status == "fail" for c in checks) else 0
+
+
+COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
+    "mcp": cmd_mcp,
+    "checkpoint": cmd_checkpoint,
+    "resume": cmd_resume,
+    "status": cmd_status,
+    "rollback": cmd_rollback,
+    "history": cmd_history,
+    "diff": cmd_diff,
+    "doctor": cmd_doctor,
+}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    from infinite_context.core.logs import setup_logging
+
+    try:
+        setup_logging(_settings(args).log_level)
+        return COMMANDS[args.command](args)
+    except InfiniteContextError as exc:
+        if args.json:
+            import orjson
+
+            sys.stdout.write(orjson.dumps(exc.to_dict(), option=orjson.OPT_INDENT_2).decode() + "\n")
+        else:
+            sys.stderr.write(f"error: {exc.message}\n" + (f"fix: {exc.fix}\n" if exc.fix else ""))
+        return exc.exit_code
+    except KeyboardInterrupt:
+        return 130

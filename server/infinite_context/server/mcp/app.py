@@ -1,0 +1,176 @@
+"""The MCP stdio server: each tool parses its arguments and makes one ProjectBrain call.
+
+The brain (and the SQLite file) opens on the first call, not at start-up: Claude Code spawns
+this server for every session, so ``initialize`` must answer as fast as a bare MCP server.
+Core errors become tool errors (``is_error``) in ``_call``, the one place they are mapped.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from importlib import resources
+from typing import Annotated, TypeVar
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ResourceError, ToolError
+from mcp.types import CallToolResult, TextContent
+from pydantic import BaseModel, Field
+
+from infinite_context.core.brain import ProjectBrain, default_owner
+from infinite_context.core.errors import InfiniteContextError
+
+from .. import text
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+SERVER_NAME = "infinite-context"
+
+
+def _instructions() -> str:
+    return resources.files(__package__).joinpath("instructions.md").read_text(encoding="utf-8")
+
+
+class BrainHolder:
+    """Opens the brain once, on first use; keeps the advisory session lock fresh."""
+
+    def __init__(self, factory: Callable[[], ProjectBrain]) -> None:
+        self._factory = factory
+        self._brain: ProjectBrain | None = None
+        self._lock = threading.Lock()
+        self._owner = default_owner("mcp")
+        self._claimed_at = 0.0
+
+    def get(self) -> ProjectBrain:
+        with self._lock:
+            if self._brain is None:
+                self._brain = self._factory()
+            brain = self._brain
+            if time.monotonic() - self._claimed_at > brain.settings.lock_ttl_seconds / 3:
+                self._claimed_at = time.monotonic()
+                brain.claim(self._owner)
+        return brain
+
+    def close(self) -> None:
+        with self._lock:
+            if self._brain is not None:
+                try:
+                    self._brain.release(self._owner)
+                finally:
+                    self._brain.close()
+                self._brain = None
+
+
+def _reply(summary: str, model: BaseModel | list[BaseModel]) -> CallToolResult:
+    if isinstance(model, list):
+        structured: dict[str, object] = {"items": [m.model_dump(mode="json") for m in model]}
+    else:
+        structured = model.model_dump(mode="json")
+    return CallToolResult(content=[TextContent(type="text", text=summary)], structured_content=structured)
+
+
+def build_server(factory: Callable[[], ProjectBrain]) -> tuple[MCPServer, BrainHolder]:
+    holder = BrainHolder(factory)
+    app: MCPServer = MCPServer(SERVER_NAME, version=_version(), instructions=_instructions())
+
+    def _call(fn: Callable[[ProjectBrain], T]) -> T:
+        try:
+            return fn(holder.get())
+        except InfiniteContextError as exc:
+            raise ToolError(str(exc)) from None
+
+    @app.tool(description="Merge what happened into the project brain (a new version). Write short labelled "
+              "lines: Done:, Current task:, Decided:, Question:, Files:.")
+    def checkpoint(
+        context: Annotated[str, Field(description="What was done, decided and is next; name files by path.")],
+        token_count: Annotated[
+            int | None, Field(ge=0, description="Tokens currently in your context window, if known.")
+        ] = None,
+    ) -> CallToolResult:
+        result = _call(lambda b: b.checkpoint(context, token_count))
+        return _reply(text.checkpoint_text(result), result)
+
+    @app.tool(description="Load the project brain as Markdown. Call at session start and after /clear.")
+    def resume(
+        max_tokens: Annotated[int | None, Field(ge=50, description="Cap the answer at this many tokens.")] = None,
+    ) -> CallToolResult:
+        result = _call(lambda b: b.resume(max_tokens))
+        warnings = "".join(f"\n\nWarning: {w}" for w in result.warnings)
+        return _reply(result.markdown + warnings, result)
+
+    @app.tool(description="Version, size, merger and history of the project brain.")
+    def status() -> CallToolResult:
+        result = _call(lambda b: b.status())
+        return _reply(text.status_text(result), result)
+
+    @app.tool(description="Restore an earlier version (written as a new version; history is kept).")
+    def rollback(
+        steps: Annotated[int | None, Field(ge=1, description="Go back this many versions (default 1).")] = None,
+        version: Annotated[int | None, Field(ge=1, description="Restore exactly this version.")] = None,
+    ) -> CallToolResult:
+        result = _call(lambda b: b.rollback(steps=steps, version=version))
+        return _reply(text.rollback_text(result), result)
+
+    @app.tool(description="List the versions kept in history, newest first.")
+    def history(limit: Annotated[int, Field(ge=1, le=1000, description="How many versions.")] = 5) -> CallToolResult:
+        result = _call(lambda b: b.history(limit))
+        return _reply(text.history_text(result), result)  # type: ignore[arg-type]
+
+    @app.tool(description="What changed between two versions (field by field and as a unified diff).")
+    def diff(
+        from_version: Annotated[int, Field(ge=1, description="Older version.")],
+        to_version: Annotated[int, Field(ge=1, description="Newer version.")],
+    ) -> CallToolResult:
+        result = _call(lambda b: b.diff(from_version, to_version))
+        return _reply(text.diff_text(result), result)
+
+    @app.prompt(name="checkpoint", description="Save this session's progress into the project brain.")
+    def checkpoint_prompt(note: str = "") -> str:
+        extra = f"\nAlso record: {note}" if note else ""
+        return (
+            "Call the infinite-context `checkpoint` tool now. In `context`, write short labelled lines "
+            "covering this session since the last checkpoint: `Done:` (what is finished), `Current task:` "
+            "(what is in progress or next), `Decided:` (decisions and why), `Question:` (open questions), "
+            f"`Files:` (paths you edited or must read next).{extra}"
+        )
+
+    @app.prompt(name="resume", description="Reload the project brain into this conversation.")
+    def resume_prompt() -> str:
+        try:
+            markdown = holder.get().resume().markdown
+        except InfiniteContextError as exc:
+            markdown = f"(the project brain could not be read: {exc})"
+        return (
+            "Here is the saved context of this project. Read it, then continue with the current task; "
+            "ask if anything is unclear.\n\n" + markdown
+        )
+
+    @app.resource("infinite-context://state", name="state", mime_type="application/json",
+                  description="The project brain as JSON (null before the first checkpoint).")
+    def state_resource() -> str:
+        try:
+            state = holder.get().resume().state
+        except InfiniteContextError as exc:
+            raise ResourceError(str(exc)) from None
+        return state.model_dump_json(indent=2) if state is not None else "null"
+
+    return app, holder
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("infinite-context")
+    except PackageNotFoundError:
+        return "0+unknown"
+
+
+def serve(factory: Callable[[], ProjectBrain]) -> None:
+    app, holder = build_server(factory)
+    try:
+        app.run("stdio")
+    finally:
+        holder.close()

@@ -1,0 +1,80 @@
+"""Checks behind ``infinite-context doctor``: each says what it found and, if needed, the fix."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel
+
+from .errors import InfiniteContextError
+
+
+class Check(BaseModel):
+    name: str
+    status: Literal["ok", "warn", "fail"]
+    detail: str
+    fix: str | None = None
+
+
+def run_checks(project: str | None = None) -> list[Check]:
+    from .config import load_settings
+
+    checks: list[Check] = []
+    ok = sys.version_info >= (3, 11)
+    checks.append(
+        Check(
+            name="python",
+            status="ok" if ok else "fail",
+            detail=f"{sys.version.split()[0]} at {sys.executable}",
+            fix=None if ok else "install Python 3.11 or newer",
+        )
+    )
+    try:
+        settings = load_settings(project_root=Path(project) if project else None)
+    except InfiniteContextError as exc:
+        checks.append(Check(name="settings", status="fail", detail=exc.message, fix=exc.fix))
+        return checks
+    checks.append(Check(name="settings", status="ok", detail="environment and .env parsed"))
+
+    from .brain import ProjectBrain
+
+    try:
+        with ProjectBrain.open(settings=settings) as brain:
+            checks.append(
+                Check(
+                    name="project",
+                    status="ok",
+                    detail=f"{brain.project.root} (session {brain.session_id})",
+                )
+            )
+            status = brain.status()
+            checks.append(
+                Check(
+                    name="store",
+                    status="ok",
+                    detail=f"{status.store}: "
+                    + (f"version {status.version} stored" if status.has_state else "reachable, no checkpoint yet"),
+                )
+            )
+    except InfiniteContextError as exc:
+        checks.append(Check(name="store", status="fail", detail=exc.message, fix=exc.fix))
+
+    keys = [
+        name
+        for name, value in (("GEMINI_API_KEY", settings.gemini_api_key), ("ANTHROPIC_API_KEY", settings.anthropic_api_key))
+        if value is not None
+    ]
+    checks.append(
+        Check(
+            name="merge",
+            status="ok",
+            detail=(
+                f"keys found: {', '.join(keys)}; this version merges with the offline merger"
+                if keys
+                else "no provider key set; checkpoints use the offline merger (works without network)"
+            ),
+        )
+    )
+    return checks
