@@ -1,0 +1,115 @@
+"""Shared fixtures: a throwaway project folder and store, and the contract-suite store factory.
+
+Every test gets its own SQLite file under tmp_path, so tests never touch the user's brain.
+``store_backend`` is the parametrised fixture the store contract suite runs on; a backend
+joins the suite by adding a param here.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import sys
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from infinite_context.core.brain import ProjectBrain
+from infinite_context.core.config import Settings, load_settings
+from infinite_context.core.project import resolve_project
+from infinite_context.core.storage import BaseStore, open_store
+
+REPO = Path(__file__).resolve().parents[1]
+FIXTURES = REPO.parent / "shared" / "fixtures" / "claude-code"
+PYTHON = sys.executable
+
+
+@pytest.fixture(autouse=True)
+def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    # Never read the developer's real settings or brain.
+    for name in list(os.environ):
+        if name.startswith("INFINITE_CONTEXT_") or name in {
+            "REDIS_URL", "PROJECT_ROOT", "CLAUDE_PROJECT_DIR", "GEMINI_API_KEY", "GOOGLE_API_KEY", "ANTHROPIC_API_KEY"
+        }:
+            monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("INFINITE_CONTEXT_DATA_DIR", str(tmp_path / "data"))
+
+
+@pytest.fixture
+def project_dir(tmp_path: Path) -> Path:
+    root = tmp_path / "project"
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "app.py").write_text("def main():\n    pass\n")
+    (root / "src" / "auth.py").write_text("def login():\n    pass\n")
+    (root / "README.md").write_text("# demo\n")
+    (root / ".git").mkdir()
+    return root
+
+
+@pytest.fixture
+def store_url(tmp_path: Path) -> str:
+    return f"sqlite:///{tmp_path / 'brain.db'}"
+
+
+@pytest.fixture
+def settings(store_url: str) -> Settings:
+    return load_settings(store_url=store_url)
+
+
+@pytest.fixture
+def brain(project_dir: Path, settings: Settings) -> Iterator[ProjectBrain]:
+    with ProjectBrain.open(project_dir, settings) as b:
+        yield b
+
+
+def cli_env(store_url: str, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("INFINITE_CONTEXT_")}
+    env.update({"INFINITE_CONTEXT_STORE_URL": store_url, "PYTHONUNBUFFERED": "1"}, **extra)
+    return env
+
+
+@dataclass
+class Backend:
+    """One store backend as the contract suite sees it."""
+
+    name: str
+    url: str
+    open: Callable[..., BaseStore]
+    #: overwrite a session's stored state with bytes that are not a valid state
+    corrupt_state: Callable[[str], None]
+
+
+def _sqlite_backend(tmp_path: Path, opened: list[BaseStore]) -> Backend:
+    path = tmp_path / "contract.db"
+    url = f"sqlite:///{path}"
+
+    def open_(**overrides: object) -> BaseStore:
+        store = open_store(load_settings(store_url=url, **overrides))
+        opened.append(store)
+        return store
+
+    def corrupt(session_id: str) -> None:
+        conn = sqlite3.connect(path)
+        with conn:
+            conn.execute("UPDATE states SET state = '{\"meta\": 42' WHERE session_id = ?", (session_id,))
+        conn.close()
+
+    return Backend("sqlite", url, open_, corrupt)
+
+
+BACKENDS: dict[str, Callable[[Path, list[BaseStore]], Backend]] = {"sqlite": _sqlite_backend}
+
+
+@pytest.fixture(params=sorted(BACKENDS))
+def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
+    opened: list[BaseStore] = []
+    yield BACKENDS[request.param](tmp_path, opened)
+    for store in opened:
+        store.close()
+
+
+@pytest.fixture
+def session_id(project_dir: Path) -> str:
+    return resolve_project(project_dir).session_id

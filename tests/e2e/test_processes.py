@@ -1,0 +1,63 @@
+"""Several real processes on one SQLite file: concurrency and kill -9."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+from infinite_context.core.brain import ProjectBrain
+from infinite_context.core.config import load_settings
+
+from ..conftest import PYTHON, cli_env
+
+LOOP = str(Path(__file__).resolve().parents[1] / "checkpoint_loop.py")
+
+
+def test_four_processes_times_25_checkpoints_get_versions_1_to_100(project_dir: Path, store_url: str) -> None:
+    procs = [
+        subprocess.Popen(
+            [PYTHON, LOOP, str(project_dir), "25", str(n)],
+            env=cli_env(store_url),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for n in range(4)
+    ]
+    versions: list[int] = []
+    for proc in procs:
+        out, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, err
+        versions += [int(line.split()[0]) for line in out.splitlines()]
+    assert sorted(versions) == list(range(1, 101))
+    with ProjectBrain.open(project_dir, load_settings(store_url=store_url)) as brain:
+        status = brain.status()
+        assert status.version == 100
+        assert status.history_versions == [96, 97, 98, 99, 100]
+
+
+def test_kill_9_during_checkpoints_never_breaks_the_state(project_dir: Path, store_url: str) -> None:
+    settings = load_settings(store_url=store_url)
+    for round_ in range(20):
+        proc = subprocess.Popen(
+            [PYTHON, LOOP, str(project_dir), "forever", f"k{round_}"],
+            env=cli_env(store_url),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        )
+        assert proc.stdout is not None
+        proc.stdout.readline()  # at least one checkpoint landed; kill it mid-loop
+        time.sleep(0.005 * (round_ % 5))
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+        with ProjectBrain.open(project_dir, settings) as brain:
+            state = brain.store.get_state(brain.session_id)
+            assert state is not None
+            latest = brain.store.history(brain.session_id, 1)[0]
+            assert latest.version == state.meta.version
+            assert latest.state == state
+            assert brain.resume().state == state
