@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-
 from infinite_context.core.brain import ProjectBrain
 from infinite_context.core.config import Settings, load_settings
 from infinite_context.core.project import resolve_project
@@ -31,7 +30,12 @@ def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     # Never read the developer's real settings or brain.
     for name in list(os.environ):
         if name.startswith("INFINITE_CONTEXT_") or name in {
-            "REDIS_URL", "PROJECT_ROOT", "CLAUDE_PROJECT_DIR", "GEMINI_API_KEY", "GOOGLE_API_KEY", "ANTHROPIC_API_KEY"
+            "REDIS_URL",
+            "PROJECT_ROOT",
+            "CLAUDE_PROJECT_DIR",
+            "GEMINI_API_KEY",
+            "GOOGLE_API_KEY",
+            "ANTHROPIC_API_KEY",
         }:
             monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("INFINITE_CONTEXT_DATA_DIR", str(tmp_path / "data"))

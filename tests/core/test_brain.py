@@ -6,7 +6,6 @@ import json
 from pathlib import Path
 
 import pytest
-
 from infinite_context.core.brain import ProjectBrain
 from infinite_context.core.errors import CorruptState, InvalidInput, NotFound
 
@@ -59,7 +58,9 @@ def test_missing_active_files_are_dropped_with_a_warning(brain: ProjectBrain, pr
 
 def test_secrets_never_reach_the_store(brain: ProjectBrain, store_url: str) -> None:
     key = "sk-ant-api03-" + "A" * 40
-    brain.checkpoint(f"Current task: connect with ANTHROPIC_API_KEY={key} and postgres://bob:hunter2pass@db/x")
+    brain.checkpoint(
+        f"Current task: connect with ANTHROPIC_API_KEY={key} and postgres://bob:hunter2pass@db/x"
+    )
     db = Path(store_url.split("sqlite://", 1)[1]).read_bytes()
     wal = Path(store_url.split("sqlite://", 1)[1] + "-wal")
     blob = db + (wal.read_bytes() if wal.exists() else b"")

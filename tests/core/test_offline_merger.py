@@ -7,7 +7,6 @@ from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
 from infinite_context.core.merge import MergeRequest, OfflineMerger
 from infinite_context.core.merge.integrity import problems, state_tokens
 from infinite_context.core.models import Decision, ProjectState
@@ -17,9 +16,13 @@ SID = "sid-1"
 
 
 def merge(root: Path, context: str, old: ProjectState | None = None, cap: int = 4000, now: datetime = NOW):  # type: ignore[no-untyped-def]
-    return OfflineMerger().merge(
-        MergeRequest(old=old, context=context, session_id=SID, project_root=root, token_cap=cap, now=now)
-    ).state
+    return (
+        OfflineMerger()
+        .merge(
+            MergeRequest(old=old, context=context, session_id=SID, project_root=root, token_cap=cap, now=now)
+        )
+        .state
+    )
 
 
 def test_files_must_exist_inside_the_root(project_dir: Path, tmp_path: Path) -> None:
@@ -47,7 +50,12 @@ def test_pending_question_is_decided_by_a_later_decision(project_dir: Path) -> N
 def test_finished_task_moves_to_recent_changes(project_dir: Path) -> None:
     v1 = merge(project_dir, "Current task: implement the login form in src/auth.py")
     assert v1.active_context.current_task == "implement the login form in src/auth.py"
-    v2 = merge(project_dir, "Implemented the login form in src/auth.py. Next: password reset.", old=v1, now=NOW + timedelta(minutes=5))
+    v2 = merge(
+        project_dir,
+        "Implemented the login form in src/auth.py. Next: password reset.",
+        old=v1,
+        now=NOW + timedelta(minutes=5),
+    )
     assert v2.active_context.current_task == "password reset."
     (change,) = v2.project_context.recent_changes
     assert "login form" in change.summary
@@ -56,7 +64,9 @@ def test_finished_task_moves_to_recent_changes(project_dir: Path) -> None:
 
 
 def test_unfinished_task_persists_and_overview_is_kept(project_dir: Path) -> None:
-    v1 = merge(project_dir, "Overview: a todo app for teams.\nArchitecture: Flask + SQLite.\nCurrent task: login")
+    v1 = merge(
+        project_dir, "Overview: a todo app for teams.\nArchitecture: Flask + SQLite.\nCurrent task: login"
+    )
     v2 = merge(project_dir, "Looked at src/app.py to understand routing.", old=v1)
     assert v2.project_context.overview == "a todo app for teams."
     assert v2.project_context.architecture == "Flask + SQLite."
@@ -67,7 +77,9 @@ def test_unfinished_task_persists_and_overview_is_kept(project_dir: Path) -> Non
 def test_recent_changes_are_a_ring_of_ten(project_dir: Path) -> None:
     state = None
     for i in range(15):
-        state = merge(project_dir, f"Fixed bug number {i} in src/app.py.", old=state, now=NOW + timedelta(minutes=i))
+        state = merge(
+            project_dir, f"Fixed bug number {i} in src/app.py.", old=state, now=NOW + timedelta(minutes=i)
+        )
     assert state is not None
     summaries = [c.summary for c in state.project_context.recent_changes]
     assert len(summaries) == 10
@@ -106,7 +118,10 @@ words = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=["Cs"])
 def test_state_always_fits_the_cap(project_dir: Path, chunks: list[str], cap: int) -> None:
     state = None
     for i, chunk in enumerate(chunks):
-        text = f"Overview: {chunk * 3}\nArchitecture: {chunk * 4}\nDone: {chunk}\nDecided: {chunk}\nCurrent task: {chunk} {i}"
+        text = (
+            f"Overview: {chunk * 3}\nArchitecture: {chunk * 4}\nDone: {chunk}\n"
+            f"Decided: {chunk}\nCurrent task: {chunk} {i}"
+        )
         state = merge(project_dir, text, old=state, cap=cap)
         assert state_tokens(state) <= cap
         assert len(state.project_context.recent_changes) <= 10

@@ -9,7 +9,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-
 from infinite_context.core.errors import CorruptState, StorageError
 from infinite_context.core.models import HistoryEntry, ProjectState
 from infinite_context.core.storage import Change
@@ -186,7 +185,9 @@ def test_change_feed_sees_another_connection_within_a_second(backend: Backend) -
         sub.close()
 
 
-def test_change_feed_sees_another_process_within_a_second(backend: Backend, project_dir: Path, tmp_path: Path) -> None:
+def test_change_feed_sees_another_process_within_a_second(
+    backend: Backend, project_dir: Path, tmp_path: Path
+) -> None:
     from infinite_context.core.project import resolve_project
 
     sid = resolve_project(project_dir).session_id
@@ -194,7 +195,16 @@ def test_change_feed_sees_another_process_within_a_second(backend: Backend, proj
     sub, wait_for = _collect(watcher, sid)
     try:
         subprocess.run(
-            [PYTHON, "-m", "infinite_context.server", "--project", str(project_dir), "checkpoint", "-m", "Done: x"],
+            [
+                PYTHON,
+                "-m",
+                "infinite_context.server",
+                "--project",
+                str(project_dir),
+                "checkpoint",
+                "-m",
+                "Done: x",
+            ],
             env=cli_env(backend.url),
             check=True,
             capture_output=True,

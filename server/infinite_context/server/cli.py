@@ -74,7 +74,9 @@ def _read_context(args: argparse.Namespace) -> str:
         try:
             return Path(args.file).read_text(encoding="utf-8")
         except OSError as exc:
-            raise InvalidInput("--file", f"cannot read {args.file}: {exc.strerror}", fix="pass a readable file") from None
+            raise InvalidInput(
+                "--file", f"cannot read {args.file}: {exc.strerror}", fix="pass a readable file"
+            ) from None
         except UnicodeDecodeError:
             raise InvalidInput("--file", f"{args.file} is not UTF-8 text", fix="pass a text file") from None
     return sys.stdin.read()
@@ -169,7 +171,11 @@ def cmd_history(args: argparse.Namespace) -> int:
         table = Table("version", "time (UTC)", "merged by", "merge ms", "current task / change")
         for h in items:
             table.add_row(
-                str(h.version), f"{h.timestamp:%Y-%m-%d %H:%M:%S}", h.merged_by, f"{h.merge_duration_ms:.1f}", h.first_line
+                str(h.version),
+                f"{h.timestamp:%Y-%m-%d %H:%M:%S}",
+                h.merged_by,
+                f"{h.merge_duration_ms:.1f}",
+                h.first_line,
             )
         _console().print(table if items else "No history yet.")
 

@@ -13,7 +13,6 @@ import json
 import logging
 import os
 import socket
-
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
@@ -106,12 +105,15 @@ class ProjectBrain:
             raise InvalidInput(
                 "context",
                 f"is {len(context):,} characters, over the limit of {limit:,}",
-                fix="send a summary of the work instead of raw output, or raise INFINITE_CONTEXT_MAX_CONTEXT_CHARS",
+                fix="send a summary of the work instead of raw output, "
+                "or raise INFINITE_CONTEXT_MAX_CONTEXT_CHARS",
             )
         if token_count is not None and (
             isinstance(token_count, bool) or not isinstance(token_count, int) or token_count < 0
         ):
-            raise InvalidInput("token_count", "must be a non-negative integer", fix="omit it or pass e.g. 120000")
+            raise InvalidInput(
+                "token_count", "must be a non-negative integer", fix="omit it or pass e.g. 120000"
+            )
         return context
 
     def checkpoint(self, context: str, token_count: int | None = None) -> CheckpointResult:
@@ -179,8 +181,12 @@ class ProjectBrain:
         return state, [f"dropped active files that no longer exist: {', '.join(dropped[:10])}"]
 
     def resume(self, max_tokens: int | None = None) -> ResumeResult:
-        if max_tokens is not None and (isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 50):
-            raise InvalidInput("max_tokens", "must be an integer of at least 50", fix="omit it or pass e.g. 2000")
+        if max_tokens is not None and (
+            isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 50
+        ):
+            raise InvalidInput(
+                "max_tokens", "must be an integer of at least 50", fix="omit it or pass e.g. 2000"
+            )
         state, warnings = self._state_with_live_files()
         markdown = EMPTY_RESUME if state is None else render_within(state, max_tokens)
         return ResumeResult(markdown=markdown, state=state, tokens=count_tokens(markdown), warnings=warnings)
@@ -242,7 +248,9 @@ class ProjectBrain:
             field = "steps"
             if version < 1:
                 raise InvalidInput(
-                    "steps", f"goes back past version 1 (current is {current})", fix=f"pass at most {current - 1}"
+                    "steps",
+                    f"goes back past version 1 (current is {current})",
+                    fix=f"pass at most {current - 1}",
                 )
         else:
             field = "version"
@@ -305,5 +313,3 @@ def _changed_fields(before: object, after: object, path: str = "") -> list[tuple
             out += _changed_fields(before.get(key), after.get(key), f"{path}.{key}" if path else str(key))
         return out
     return [] if before == after else [(path, before, after)]
-
-

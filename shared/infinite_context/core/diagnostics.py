@@ -55,7 +55,11 @@ def run_checks(project: str | None = None) -> list[Check]:
                     name="store",
                     status="ok",
                     detail=f"{status.store}: "
-                    + (f"version {status.version} stored" if status.has_state else "reachable, no checkpoint yet"),
+                    + (
+                        f"version {status.version} stored"
+                        if status.has_state
+                        else "reachable, no checkpoint yet"
+                    ),
                 )
             )
     except InfiniteContextError as exc:
@@ -63,7 +67,10 @@ def run_checks(project: str | None = None) -> list[Check]:
 
     keys = [
         name
-        for name, value in (("GEMINI_API_KEY", settings.gemini_api_key), ("ANTHROPIC_API_KEY", settings.anthropic_api_key))
+        for name, value in (
+            ("GEMINI_API_KEY", settings.gemini_api_key),
+            ("ANTHROPIC_API_KEY", settings.anthropic_api_key),
+        )
         if value is not None
     ]
     checks.append(

@@ -39,7 +39,11 @@ def render_markdown(state: ProjectState) -> str:
         lines += [f"- [pending] {d.question}" for d in pending]
         for d in decided:
             asked = d.question.endswith("?") and d.decision
-            lines.append(f"- [decided] {d.question} → {d.decision}" if asked else f"- [decided] {d.decision or d.question}")
+            lines.append(
+                f"- [decided] {d.question} → {d.decision}"
+                if asked
+                else f"- [decided] {d.decision or d.question}"
+            )
         lines.append("")
     return "\n".join(lines).rstrip() + "\n"
 

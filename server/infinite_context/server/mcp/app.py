@@ -14,13 +14,12 @@ from collections.abc import Callable
 from importlib import resources
 from typing import Annotated, TypeVar
 
+from infinite_context.core.brain import ProjectBrain, default_owner
+from infinite_context.core.errors import InfiniteContextError
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from mcp.types import CallToolResult, TextContent
 from pydantic import BaseModel, Field
-
-from infinite_context.core.brain import ProjectBrain, default_owner
-from infinite_context.core.errors import InfiniteContextError
 
 from .. import text
 
@@ -81,8 +80,10 @@ def build_server(factory: Callable[[], ProjectBrain]) -> tuple[MCPServer, BrainH
         except InfiniteContextError as exc:
             raise ToolError(str(exc)) from None
 
-    @app.tool(description="Merge what happened into the project brain (a new version). Write short labelled "
-              "lines: Done:, Current task:, Decided:, Question:, Files:.")
+    @app.tool(
+        description="Merge what happened into the project brain (a new version). Write short labelled "
+        "lines: Done:, Current task:, Decided:, Question:, Files:."
+    )
     def checkpoint(
         context: Annotated[str, Field(description="What was done, decided and is next; name files by path.")],
         token_count: Annotated[
@@ -94,7 +95,9 @@ def build_server(factory: Callable[[], ProjectBrain]) -> tuple[MCPServer, BrainH
 
     @app.tool(description="Load the project brain as Markdown. Call at session start and after /clear.")
     def resume(
-        max_tokens: Annotated[int | None, Field(ge=50, description="Cap the answer at this many tokens.")] = None,
+        max_tokens: Annotated[
+            int | None, Field(ge=50, description="Cap the answer at this many tokens.")
+        ] = None,
     ) -> CallToolResult:
         result = _call(lambda b: b.resume(max_tokens))
         warnings = "".join(f"\n\nWarning: {w}" for w in result.warnings)
@@ -107,14 +110,18 @@ def build_server(factory: Callable[[], ProjectBrain]) -> tuple[MCPServer, BrainH
 
     @app.tool(description="Restore an earlier version (written as a new version; history is kept).")
     def rollback(
-        steps: Annotated[int | None, Field(ge=1, description="Go back this many versions (default 1).")] = None,
+        steps: Annotated[
+            int | None, Field(ge=1, description="Go back this many versions (default 1).")
+        ] = None,
         version: Annotated[int | None, Field(ge=1, description="Restore exactly this version.")] = None,
     ) -> CallToolResult:
         result = _call(lambda b: b.rollback(steps=steps, version=version))
         return _reply(text.rollback_text(result), result)
 
     @app.tool(description="List the versions kept in history, newest first.")
-    def history(limit: Annotated[int, Field(ge=1, le=1000, description="How many versions.")] = 5) -> CallToolResult:
+    def history(
+        limit: Annotated[int, Field(ge=1, le=1000, description="How many versions.")] = 5,
+    ) -> CallToolResult:
         result = _call(lambda b: b.history(limit))
         return _reply(text.history_text(result), result)  # type: ignore[arg-type]
 
@@ -147,8 +154,12 @@ def build_server(factory: Callable[[], ProjectBrain]) -> tuple[MCPServer, BrainH
             "ask if anything is unclear.\n\n" + markdown
         )
 
-    @app.resource("infinite-context://state", name="state", mime_type="application/json",
-                  description="The project brain as JSON (null before the first checkpoint).")
+    @app.resource(
+        "infinite-context://state",
+        name="state",
+        mime_type="application/json",
+        description="The project brain as JSON (null before the first checkpoint).",
+    )
     def state_resource() -> str:
         try:
             state = holder.get().resume().state

@@ -50,12 +50,16 @@ _LABELS: dict[str, str] = {
     "active files": "files",
 }
 _LABEL_RE = re.compile(
-    r"^\s*(?:#{1,6}\s*)?(?:\*\*|__)?(" + "|".join(sorted(map(re.escape, _LABELS), key=len, reverse=True)) + r")"
+    r"^\s*(?:#{1,6}\s*)?(?:\*\*|__)?("
+    + "|".join(sorted(map(re.escape, _LABELS), key=len, reverse=True))
+    + r")"
     r"(?:\*\*|__)?\s*(?::|-|—)\s*(?:\*\*|__)?(.*)$",
     re.I,
 )
 _HEADING_RE = re.compile(
-    r"^\s*(?:#{1,6}\s*)?(?:\*\*|__)?(" + "|".join(sorted(map(re.escape, _LABELS), key=len, reverse=True)) + r")"
+    r"^\s*(?:#{1,6}\s*)?(?:\*\*|__)?("
+    + "|".join(sorted(map(re.escape, _LABELS), key=len, reverse=True))
+    + r")"
     r"(?:\*\*|__)?\s*:?\s*$",
     re.I,
 )
@@ -90,7 +94,16 @@ _PATH_RE = re.compile(
     r"|(?:~|\.{1,2})?/?(?:[\w.\-]+/)+[\w.\-]+)"
     r"(?::\d+(?::\d+)?)?"
 )
-_EXTENSIONLESS = {"Makefile", "Dockerfile", "Justfile", "Procfile", "Gemfile", "Rakefile", "LICENSE", "README"}
+_EXTENSIONLESS = {
+    "Makefile",
+    "Dockerfile",
+    "Justfile",
+    "Procfile",
+    "Gemfile",
+    "Rakefile",
+    "LICENSE",
+    "README",
+}
 MAX_PATH_CANDIDATES = 500
 
 
@@ -164,13 +177,14 @@ def extract(text: str, project_root: Path) -> Extracted:
         if heading:
             section = _LABELS[heading.group(1).lower()]
             continue
-        if section is not None and not _LABEL_RE.match(line):
-            if _BULLET_RE.match(raw_line) or section in {"overview", "architecture"}:
-                if section == "files":
-                    result.explicit_files.append(line)
-                elif item := clean_sentence(line):
-                    _bucket(result, section).append(item)
-                continue
+        in_section = section is not None and not _LABEL_RE.match(line)
+        if in_section and (_BULLET_RE.match(raw_line) or section in {"overview", "architecture"}):
+            assert section is not None
+            if section == "files":
+                result.explicit_files.append(line)
+            elif item := clean_sentence(line):
+                _bucket(result, section).append(item)
+            continue
         section = None
         # Labels may open a line or a sentence ("Fixed X. Next: add Y."). Prose that follows an
         # overview/architecture label on the same line belongs to it.
@@ -234,8 +248,10 @@ def relative_file(token: str, root: Path) -> str | None:
 
 _WORD = re.compile(r"[a-z0-9]+")
 _STOP = frozenset(
-    "the a an and or of to in on for with is are was were be been it this that we i our my at by "
-    "from as into now then so use using should do does did will would can could not no yes".split()
+    (
+        "the a an and or of to in on for with is are was were be been it this that we i our my at by from "
+        "as into now then so use using should do does did will would can could not no yes"
+    ).split()
 )
 
 

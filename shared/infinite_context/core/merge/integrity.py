@@ -169,7 +169,9 @@ def problems(
     if old is not None:
         still = {d.question for d in new.active_context.active_decisions}
         dropped = [
-            d.question for d in old.active_context.active_decisions if d.status == "pending" and d.question not in still
+            d.question
+            for d in old.active_context.active_decisions
+            if d.status == "pending" and d.question not in still
         ]
         if dropped:
             found.append(f"pending decisions dropped without a decision: {'; '.join(dropped[:3])}")

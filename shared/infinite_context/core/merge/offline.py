@@ -14,7 +14,7 @@ import time
 from ..models import ActiveContext, Decision, Meta, ProjectContext, ProjectState, RecentChange
 from ..tokens import count_tokens
 from .base import MergeRequest, MergeResult
-from .extract import Extracted, clean_sentence, extract, similarity
+from .extract import Extracted, clean_sentence, extract, find_files, similarity
 from .integrity import MAX_ACTIVE_FILES, existing_files, fit_to_cap
 
 ANSWERS_QUESTION = 0.2  # word overlap above which a decision settles a pending question
@@ -50,7 +50,9 @@ def _decisions(old: list[Decision], found: Extracted) -> list[Decision]:
             best.status = "decided"
             best.decision = text
             continue
-        if any(d.decision == text or similarity(d.decision or d.question, text) >= DUPLICATE for d in decisions):
+        if any(
+            d.decision == text or similarity(d.decision or d.question, text) >= DUPLICATE for d in decisions
+        ):
             continue
         decisions.append(Decision(question=_topic(text), status="decided", decision=text))
     for question in _dedupe(found.questions):
@@ -109,8 +111,10 @@ class OfflineMerger:
         task, change_summary = _task_and_change(old.active_context, found)
         recent = [c.model_copy() for c in old.project_context.recent_changes]
         if change_summary:
+            # The files this change talks about; an explicit "Files:" list when it names none.
+            change_files = find_files(change_summary, request.project_root) or explicit
             recent.append(
-                RecentChange(timestamp=request.now, summary=change_summary, files=mentioned[:10])
+                RecentChange(timestamp=request.now, summary=change_summary, files=change_files[:10])
             )
 
         overview_new = found.overview
@@ -129,7 +133,9 @@ class OfflineMerger:
                 merged_by=self.name,
             ),
             project_context=ProjectContext(
-                overview=_merge_text(old.project_context.overview, overview_new, replace=bool(found.overview)),
+                overview=_merge_text(
+                    old.project_context.overview, overview_new, replace=bool(found.overview)
+                ),
                 architecture=_merge_text(old.project_context.architecture, found.architecture, replace=False),
                 recent_changes=recent[-10:],
             ),

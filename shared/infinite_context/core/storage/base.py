@@ -69,8 +69,7 @@ def parse_state(raw: bytes | str, *, session_id: str, where: str) -> ProjectStat
         return ProjectState.model_validate_json(raw)
     except ValidationError as exc:
         raise CorruptState(
-            f"the stored state of session {session_id} ({where}) is unreadable: "
-            f"{exc.errors()[0]['msg']}",
+            f"the stored state of session {session_id} ({where}) is unreadable: {exc.errors()[0]['msg']}",
             fix="run `infinite-context rollback` to restore the last good version from history",
         ) from None
 
@@ -104,7 +103,9 @@ class BaseStore(abc.ABC):
         is still ``expected_version``; False if another writer got there first."""
 
     @abc.abstractmethod
-    def _update_exclusive(self, session_id: str, build: Callable[[int, bytes | None], HistoryEntry]) -> HistoryEntry:
+    def _update_exclusive(
+        self, session_id: str, build: Callable[[int, bytes | None], HistoryEntry]
+    ) -> HistoryEntry:
         """Hold the session's write lock, read, ``build(version, raw)``, write; cannot lose."""
 
     @abc.abstractmethod

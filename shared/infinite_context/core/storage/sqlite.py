@@ -20,6 +20,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TypeVar
 
 from ..errors import StorageUnavailable
 from ..models import HistoryEntry, LockInfo
@@ -27,6 +28,7 @@ from .base import BaseStore, Change, ChangeCallback, parse_entry
 from .sqlite_migrations import migrate
 
 log = logging.getLogger(__name__)
+_T = TypeVar("_T")
 
 POLL_SECONDS = 0.1
 BUSY_TIMEOUT_MS = 5000
@@ -76,7 +78,9 @@ class SQLiteStore(BaseStore):
             ) from None
 
     def _connect(self) -> sqlite3.Connection:
-        conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=BUSY_TIMEOUT_MS / 1000)
+        conn = sqlite3.connect(
+            self.path, isolation_level=None, check_same_thread=False, timeout=BUSY_TIMEOUT_MS / 1000
+        )
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
         if str(mode).lower() != "wal":
@@ -99,7 +103,7 @@ class SQLiteStore(BaseStore):
                     self._conn.execute("ROLLBACK")
                 raise
 
-    def _guard(self, what: Callable[[], object]) -> object:
+    def _guard(self, what: Callable[[], _T]) -> _T:
         try:
             return what()
         except sqlite3.OperationalError as exc:
@@ -115,7 +119,7 @@ class SQLiteStore(BaseStore):
             )
         if row is None:
             return 0, None
-        version, state = row  # type: ignore[misc]
+        version, state = row
         return int(version), state.encode() if isinstance(state, str) else state
 
     def _store(self, conn: sqlite3.Connection, session_id: str, entry: HistoryEntry) -> None:
@@ -153,7 +157,9 @@ class SQLiteStore(BaseStore):
         self, session_id: str, build: Callable[[int, bytes | None], HistoryEntry]
     ) -> HistoryEntry:
         with self._write_txn() as conn:
-            row = conn.execute("SELECT version, state FROM states WHERE session_id = ?", (session_id,)).fetchone()
+            row = conn.execute(
+                "SELECT version, state FROM states WHERE session_id = ?", (session_id,)
+            ).fetchone()
             version, raw = (int(row[0]), row[1].encode()) if row else (0, None)
             entry = build(version, raw)
             self._store(conn, session_id, entry)
@@ -168,7 +174,7 @@ class SQLiteStore(BaseStore):
                     (session_id, limit if limit is not None else -1),
                 ).fetchall()
             )
-        entries = (parse_entry(r[0], session_id=session_id) for r in rows)  # type: ignore[attr-defined]
+        entries = (parse_entry(r[0], session_id=session_id) for r in rows)
         return [e for e in entries if e is not None]
 
     def history_entry(self, session_id: str, version: int) -> HistoryEntry | None:
@@ -178,7 +184,7 @@ class SQLiteStore(BaseStore):
                     "SELECT entry FROM history WHERE session_id = ? AND version = ?", (session_id, version)
                 ).fetchone()
             )
-        return parse_entry(row[0], session_id=session_id) if row else None  # type: ignore[index]
+        return parse_entry(row[0], session_id=session_id) if row else None
 
     # ---- advisory lock ----------------------------------------------------------------------
     def acquire_lock(self, session_id: str, owner: str, ttl_seconds: float) -> LockInfo:
@@ -186,7 +192,9 @@ class SQLiteStore(BaseStore):
 
         now = time.time()
         with self._write_txn() as conn:
-            row = conn.execute("SELECT owner, expires_at FROM locks WHERE session_id = ?", (session_id,)).fetchone()
+            row = conn.execute(
+                "SELECT owner, expires_at FROM locks WHERE session_id = ?", (session_id,)
+            ).fetchone()
             if row and row[0] != owner and row[1] > now:
                 return LockInfo(
                     acquired=False,
@@ -199,7 +207,9 @@ class SQLiteStore(BaseStore):
                 "INSERT OR REPLACE INTO locks(session_id, owner, expires_at) VALUES (?, ?, ?)",
                 (session_id, owner, expires),
             )
-        return LockInfo(acquired=True, owner=owner, holder=owner, expires_at=datetime.fromtimestamp(expires, UTC))
+        return LockInfo(
+            acquired=True, owner=owner, holder=owner, expires_at=datetime.fromtimestamp(expires, UTC)
+        )
 
     def release_lock(self, session_id: str, owner: str) -> bool:
         with self._write_txn() as conn:
@@ -210,10 +220,11 @@ class SQLiteStore(BaseStore):
         with self._lock:
             row = self._guard(
                 lambda: self._conn.execute(
-                    "SELECT owner FROM locks WHERE session_id = ? AND expires_at > ?", (session_id, time.time())
+                    "SELECT owner FROM locks WHERE session_id = ? AND expires_at > ?",
+                    (session_id, time.time()),
                 ).fetchone()
             )
-        return str(row[0]) if row else None  # type: ignore[index]
+        return str(row[0]) if row else None
 
     # ---- change feed ------------------------------------------------------------------------
     def subscribe(self, callback: ChangeCallback, session_id: str | None = None) -> _Poller:
@@ -225,8 +236,10 @@ class SQLiteStore(BaseStore):
 
     def sessions(self) -> list[str]:
         with self._lock:
-            rows = self._guard(lambda: self._conn.execute("SELECT session_id FROM states ORDER BY session_id").fetchall())
-        return [str(r[0]) for r in rows]  # type: ignore[attr-defined]
+            rows = self._guard(
+                lambda: self._conn.execute("SELECT session_id FROM states ORDER BY session_id").fetchall()
+            )
+        return [str(r[0]) for r in rows]
 
     def close(self) -> None:
         with self._lock:
@@ -267,7 +280,8 @@ class _Poller:
 
     def _deliver(self) -> None:
         rows = self._conn.execute(
-            "SELECT seq, session_id, version, kind, at FROM changes WHERE seq > ? ORDER BY seq", (self._last_seq,)
+            "SELECT seq, session_id, version, kind, at FROM changes WHERE seq > ? ORDER BY seq",
+            (self._last_seq,),
         ).fetchall()
         for seq, session_id, version, kind, at in rows:
             self._last_seq = seq

@@ -1,0 +1,44 @@
+# Two commands do all set-up on a fresh machine (Debian, Python 3.11, node 20):
+#   make run    venv + install + a real checkpoint / clear / resume demo on the embedded SQLite store
+#   make test   venv + install + test tools + lint + type check + every test
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed-stamp
+
+.PHONY: setup run test lint format tools bench clean
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+run: setup
+	$(PY) scripts/demo.py
+
+# Real clients the tests drive (Claude Code CLI), pinned by tools/package-lock.json.
+tools: tools/node_modules/.package-lock.json
+
+tools/node_modules/.package-lock.json: tools/package.json tools/package-lock.json
+	npm ci --prefix tools --no-audit --no-fund --loglevel=error
+
+lint: setup
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy
+
+format: setup
+	$(VENV)/bin/ruff check --fix .
+	$(VENV)/bin/ruff format .
+
+test: setup tools lint
+	$(PY) -m pytest
+
+bench: setup
+	$(PY) benchmarks/run.py
+
+clean:
+	rm -rf $(VENV) tools/node_modules dist build .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,75 @@
+"""`make run`: a short real session on the embedded SQLite default.
+
+Session 1 talks to `infinite-context mcp` over stdio (as Claude Code does) and checkpoints three
+times; the server process then exits, as on /clear; session 2 is a brand-new server process that
+resumes and shows what survived. The demo project is a temporary folder; the store is the real
+default file in your user data dir (see `infinite-context doctor`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+from rich.console import Console
+from rich.markdown import Markdown
+from rich.panel import Panel
+
+console = Console()
+
+STEPS = [
+    "Overview: a small Flask todo app.\nCurrent task: add login to src/auth.py.\n"
+    "Question: JWT or server-side sessions?",
+    "Decided: server-side sessions; one app, no API clients.\nDone: login form and session cookie in "
+    "src/auth.py.\nNext: logout button in src/app.py.",
+    "Done: logout button in src/app.py.\nCurrent task: password reset email (templates/reset.html).\n"
+    "Architecture: Flask blueprints, SQLite via SQLAlchemy, Jinja templates.",
+]
+
+
+def make_project() -> Path:
+    root = Path(tempfile.mkdtemp(prefix="infinite-context-demo-"))
+    (root / "src").mkdir()
+    (root / "templates").mkdir()
+    for rel in ("src/auth.py", "src/app.py", "templates/reset.html"):
+        (root / rel).write_text("# demo\n")
+    return root
+
+
+async def session(project: Path, work: bool) -> None:
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "infinite_context.server", "mcp"],
+        cwd=str(project),
+        env=dict(os.environ),
+    )
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as s:
+        await s.initialize()
+        if work:
+            for i, context in enumerate(STEPS, 1):
+                result = await s.call_tool("checkpoint", {"context": context})
+                console.print(f"[bold]checkpoint {i}[/] → {result.content[0].text}")
+            return
+        result = await s.call_tool("resume", {})
+        console.print(
+            Panel(Markdown(result.content[0].text), title="resume after /clear (new server process)")
+        )
+        status = await s.call_tool("status", {})
+        console.print(status.content[0].text)
+
+
+def main() -> None:
+    project = make_project()
+    console.rule(f"session 1 in {project}")
+    asyncio.run(session(project, work=True))
+    console.rule("/clear: the MCP server exits; a new one starts")
+    asyncio.run(session(project, work=False))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,71 @@
+"""The real Claude Code CLI (installed by `make test` / .ci/run from tools/package.json) as an
+MCP client: `claude mcp list` must show our server connected."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from ..conftest import PYTHON, REPO
+
+
+def claude_binary() -> str:
+    candidates = [
+        os.environ.get("CLAUDE_BIN"),
+        str(REPO / "tools" / "node_modules" / ".bin" / "claude"),
+        shutil.which("claude"),
+    ]
+    for candidate in candidates:
+        if candidate and Path(candidate).exists():
+            return candidate
+    if os.environ.get("CI"):
+        pytest.fail("Claude Code CLI missing: .ci/run must run `make test`, which installs tools/")
+    pytest.skip("Claude Code CLI not installed (run `make tools`)")
+
+
+def claude_env(tmp_path: Path) -> dict[str, str]:
+    config = tmp_path / "claude-config"
+    config.mkdir()
+    (config / "settings.json").write_text('{"enableAllProjectMcpServers": true}')
+    env = dict(os.environ)
+    env.update(
+        CLAUDE_CONFIG_DIR=str(config),
+        DISABLE_TELEMETRY="1",
+        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
+        MCP_TIMEOUT="20000",
+    )
+    return env
+
+
+@pytest.mark.claude_cli
+def test_claude_mcp_list_shows_our_server_connected(project_dir: Path, tmp_path: Path) -> None:
+    claude = claude_binary()
+    (project_dir / ".mcp.json").write_text(
+        json.dumps(
+            {
+                "mcpServers": {
+                    "infinite-context": {
+                        "command": PYTHON,
+                        "args": ["-m", "infinite_context.server", "mcp"],
+                        "env": {"INFINITE_CONTEXT_STORE_URL": f"sqlite:///{tmp_path / 'brain.db'}"},
+                    }
+                }
+            }
+        )
+    )
+    out = subprocess.run(
+        [claude, "mcp", "list"],
+        cwd=project_dir,
+        env=claude_env(tmp_path),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    line = next((ln for ln in out.stdout.splitlines() if ln.startswith("infinite-context")), "")
+    assert "✔ Connected" in line, out.stdout + out.stderr

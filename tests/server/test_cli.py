@@ -1,0 +1,75 @@
+"""The `infinite-context` command as a user runs it (a real subprocess, a real SQLite file)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+from ..conftest import PYTHON, cli_env
+
+
+def run(
+    project: Path, store_url: str, *args: str, stdin: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [PYTHON, "-m", "infinite_context.server", "--project", str(project), *args],
+        input=stdin,
+        env=cli_env(store_url),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def test_checkpoint_from_message_file_and_stdin_then_json_views(
+    project_dir: Path, store_url: str, tmp_path: Path
+) -> None:
+    assert run(project_dir, store_url, "checkpoint", "-m", "Current task: A in src/app.py").returncode == 0
+    notes = tmp_path / "notes.md"
+    notes.write_text("Done: A. Next: B in src/auth.py")
+    assert run(project_dir, store_url, "checkpoint", "--file", str(notes)).returncode == 0
+    piped = run(project_dir, store_url, "--json", "checkpoint", "-", stdin="Decided: use C for B.")
+    assert piped.returncode == 0 and json.loads(piped.stdout)["version"] == 3
+
+    status = json.loads(run(project_dir, store_url, "--json", "status").stdout)
+    assert status["version"] == 3 and status["current_task"] == "B in src/auth.py"
+    resume = run(project_dir, store_url, "resume")
+    assert resume.returncode == 0 and "B in src/auth.py" in resume.stdout
+    history = json.loads(run(project_dir, store_url, "--json", "history").stdout)
+    assert [h["version"] for h in history["items"]] == [3, 2, 1]
+    diff = json.loads(run(project_dir, store_url, "--json", "diff", "1", "2").stdout)
+    assert diff["changes"]
+    rb = json.loads(run(project_dir, store_url, "--json", "rollback", "--version", "1").stdout)
+    assert rb == {"version": 4, "restored_from": 1, "merged_by": "rollback:v1"}
+
+
+def test_errors_have_a_message_a_fix_and_an_exit_status(
+    project_dir: Path, store_url: str, tmp_path: Path
+) -> None:
+    empty = run(project_dir, store_url, "checkpoint", "-m", "")
+    assert empty.returncode == 2 and "context: is empty" in empty.stderr and "fix:" in empty.stderr
+    missing = run(project_dir, store_url, "checkpoint", "--file", str(tmp_path / "nope.txt"))
+    assert missing.returncode == 2 and "--file" in missing.stderr
+    unknown = run(project_dir, store_url, "--json", "rollback", "--version", "7")
+    assert unknown.returncode == 3 and json.loads(unknown.stdout)["error"] == "NotFound"
+    bad_store = run(project_dir, "sqlite:////proc/forbidden/brain.db", "status")
+    assert bad_store.returncode == 4 and "INFINITE_CONTEXT_STORE_URL" in bad_store.stderr
+    assert "Traceback" not in bad_store.stderr
+
+
+def test_doctor(project_dir: Path, store_url: str) -> None:
+    out = run(project_dir, store_url, "--json", "doctor")
+    checks = {c["name"]: c for c in json.loads(out.stdout)["checks"]}
+    assert out.returncode == 0
+    assert {"python", "settings", "project", "store", "merge"} <= set(checks)
+    assert all(c["status"] != "fail" for c in checks.values())
+    broken = run(project_dir, "sqlite:////proc/forbidden/brain.db", "doctor")
+    assert broken.returncode == 1 and "fix:" in broken.stdout
+
+
+def test_logs_are_json_lines_on_stderr(project_dir: Path, store_url: str) -> None:
+    run(project_dir, store_url, "checkpoint", "-m", "Working on src/gone.py and src/app.py")
+    result = run(project_dir, store_url, "checkpoint", "-m", "Working on src/app.py")
+    for line in result.stderr.splitlines():
+        json.loads(line)
