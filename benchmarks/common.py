@@ -1,0 +1,50 @@
+"""Helpers shared by the benchmarks: temp projects, percentiles, rich tables."""
+
+from __future__ import annotations
+
+import os
+import statistics
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+console = Console()
+
+
+def percentile(values: Sequence[float], pct: float) -> float:
+    ordered = sorted(values)
+    if not ordered:
+        return float("nan")
+    k = (len(ordered) - 1) * pct / 100
+    lo, hi = int(k), min(int(k) + 1, len(ordered) - 1)
+    return ordered[lo] + (ordered[hi] - ordered[lo]) * (k - lo)
+
+
+def median(values: Sequence[float]) -> float:
+    return statistics.median(values)
+
+
+def temp_project(prefix: str = "ic-bench-") -> Path:
+    root = Path(tempfile.mkdtemp(prefix=prefix))
+    (root / "src").mkdir()
+    for name in ("app.py", "auth.py", "models.py"):
+        (root / "src" / name).write_text("# bench\n")
+    return root
+
+
+def bench_env(store_url: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("INFINITE_CONTEXT_")}
+    env["INFINITE_CONTEXT_STORE_URL"] = store_url
+    return env
+
+
+def table(title: str, columns: Sequence[str], rows: Sequence[Sequence[object]]) -> None:
+    t = Table(title=title, title_justify="left")
+    for col in columns:
+        t.add_column(col, justify="right" if col not in (columns[0],) else "left")
+    for row in rows:
+        t.add_row(*[f"{v:.2f}" if isinstance(v, float) else str(v) for v in row])
+    console.print(t)

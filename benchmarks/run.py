@@ -1,0 +1,34 @@
+"""Run every benchmark and print its table: `make bench` (or `python benchmarks/run.py --quick`).
+
+Figures are relative where a peer exists (ratios beat absolute times on noisy machines).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from common import console
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="fewer repetitions (smoke run)")
+    parser.add_argument("--only", choices=["mcp"], help="run one group")
+    args = parser.parse_args()
+    store_url = f"sqlite:///{Path(tempfile.mkdtemp(prefix='ic-bench-store-')) / 'brain.db'}"
+    console.print(f"store: {store_url}")
+
+    if args.only in (None, "mcp"):
+        import mcp_bench
+
+        mcp_bench.cold_start(5 if args.quick else 20, store_url)
+        mcp_bench.round_trips(30 if args.quick else 200, store_url)
+
+
+if __name__ == "__main__":
+    main()
