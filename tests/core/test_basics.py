@@ -139,3 +139,23 @@ def test_unwritable_or_garbage_store_location(tmp_path: Path) -> None:
     with pytest.raises(StorageUnavailable) as info:
         open_store(load_settings(store_url=f"sqlite:///{garbage}"))
     assert "not a usable" in str(info.value)
+
+
+def test_concurrent_first_use_agrees_on_one_session_id(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    folder = tmp_path / "fresh"
+    folder.mkdir()
+    code = (
+        "import sys; from infinite_context.core.project import resolve_project; "
+        "print(resolve_project(sys.argv[1]).session_id)"
+    )
+    procs = [
+        subprocess.Popen([sys.executable, "-c", code, str(folder)], stdout=subprocess.PIPE, text=True)
+        for _ in range(8)
+    ]
+    ids = {p.communicate(timeout=60)[0].strip() for p in procs}
+    assert len(ids) == 1 and "" not in ids
+    assert (folder / SESSION_FILE).read_text().strip() in ids
+    assert sorted(p.name for p in folder.iterdir()) == [SESSION_FILE]  # no temp files left

@@ -76,23 +76,34 @@ def resolve_project(start: Path | str | None = None, *, create: bool = True) -> 
     if session_id is None:
         if not create:
             return Project(root=root, session_id="")
-        session_id = str(uuid.uuid4())
-        try:
-            # O_EXCL: two processes starting at once must agree on one id.
-            fd = os.open(id_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-        except FileExistsError:
-            existing = _read_session_id(id_file)
-            if existing is None:
-                raise StorageUnavailable(
-                    f"{id_file} exists but holds no usable session id",
-                    fix=f"delete {id_file} (a new id is created) or write one line with the id",
-                ) from None
-            return Project(root=root, session_id=existing)
-        except OSError as exc:
-            raise StorageUnavailable(
-                f"cannot create {id_file}: {exc.strerror}",
-                fix="make the project folder writable or pass --project to another folder",
-            ) from None
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(session_id + "\n")
+        session_id = _publish_session_id(id_file, str(uuid.uuid4()))
     return Project(root=root, session_id=session_id)
+
+
+def _publish_session_id(id_file: Path, candidate: str) -> str:
+    """Create ``id_file`` holding ``candidate`` unless another process got there first; return
+    the id that won. The file appears complete or not at all (written aside, then hard-linked,
+    which fails if the name exists), so a concurrent reader never sees it empty."""
+    tmp = id_file.with_name(f"{id_file.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
+    try:
+        tmp.write_text(candidate + "\n", encoding="utf-8")
+        os.chmod(tmp, 0o644)
+        try:
+            os.link(tmp, id_file)
+            return candidate
+        except FileExistsError:
+            pass
+    except OSError as exc:
+        raise StorageUnavailable(
+            f"cannot create {id_file}: {exc.strerror}",
+            fix="make the project folder writable or pass --project to another folder",
+        ) from None
+    finally:
+        tmp.unlink(missing_ok=True)
+    existing = _read_session_id(id_file)
+    if existing is None:
+        raise StorageUnavailable(
+            f"{id_file} exists but holds no usable session id",
+            fix=f"delete {id_file} (a new id is created) or write one line with the id",
+        )
+    return existing
