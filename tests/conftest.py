@@ -15,10 +15,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
 from infinite_context.core.brain import ProjectBrain
 from infinite_context.core.config import Settings, load_settings
 from infinite_context.core.project import resolve_project
 from infinite_context.core.storage import BaseStore, open_store
+
+from .redis_servers import RedisCluster, RedisServer, free_port, start_cluster
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO.parent / "shared" / "fixtures" / "claude-code"
@@ -103,13 +106,54 @@ def _sqlite_backend(tmp_path: Path, opened: list[BaseStore]) -> Backend:
     return Backend("sqlite", url, open_, corrupt)
 
 
-BACKENDS: dict[str, Callable[[Path, list[BaseStore]], Backend]] = {"sqlite": _sqlite_backend}
+@pytest.fixture(scope="session")
+def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
+    server = RedisServer(free_port(), tmp_path_factory.mktemp("redis"), ["--appendonly", "no"])
+    server.start()
+    yield server
+    server.stop()
 
 
-@pytest.fixture(params=sorted(BACKENDS))
+@pytest.fixture(scope="session")
+def redis_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisCluster]:
+    cluster = start_cluster(tmp_path_factory.mktemp("redis-cluster"))
+    yield cluster
+    cluster.stop()
+
+
+def _redis_backend(name: str, url: str, opened: list[BaseStore]) -> Backend:
+    import redis
+
+    plain = url.replace("+cluster://", "://")
+    admin = redis.RedisCluster.from_url(plain) if "+cluster" in url else redis.Redis.from_url(plain)
+    if "+cluster" in url:
+        admin.flushall(target_nodes="primaries")
+    else:
+        admin.flushall()
+
+    def open_(**overrides: object) -> BaseStore:
+        store = open_store(load_settings(store_url=url, **overrides))
+        opened.append(store)
+        return store
+
+    def corrupt(session_id: str) -> None:
+        admin.set(f"ic:{{{session_id}}}:state", b'{"meta": 42')
+
+    return Backend(name, url, open_, corrupt)
+
+
+BACKEND_NAMES = ["sqlite", "redis", "redis-cluster"]
+
+
+@pytest.fixture(params=BACKEND_NAMES)
 def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
     opened: list[BaseStore] = []
-    yield BACKENDS[request.param](tmp_path, opened)
+    if request.param == "sqlite":
+        yield _sqlite_backend(tmp_path, opened)
+    elif request.param == "redis":
+        yield _redis_backend("redis", request.getfixturevalue("redis_server").url, opened)
+    else:
+        yield _redis_backend("redis-cluster", request.getfixturevalue("redis_cluster").url, opened)
     for store in opened:
         store.close()
 

@@ -8,6 +8,7 @@ import stat
 from pathlib import Path
 
 import pytest
+
 from infinite_context.core.config import load_settings
 from infinite_context.core.errors import ConfigError, StorageUnavailable
 from infinite_context.core.project import SESSION_FILE, find_root, resolve_project

@@ -6,10 +6,9 @@ import json
 from pathlib import Path
 
 import pytest
+
 from infinite_context.core.brain import ProjectBrain
 from infinite_context.core.errors import CorruptState, InvalidInput, NotFound
-
-from ..conftest import BACKENDS  # noqa: F401  (documents that brain tests use the default backend)
 
 
 def test_status_on_empty_brain(brain: ProjectBrain) -> None:

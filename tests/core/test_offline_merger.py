@@ -7,6 +7,7 @@ from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
 from infinite_context.core.merge import MergeRequest, OfflineMerger
 from infinite_context.core.merge.integrity import problems, state_tokens
 from infinite_context.core.models import Decision, ProjectState

@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+
 from infinite_context.core.errors import CorruptState, StorageError
 from infinite_context.core.models import HistoryEntry, ProjectState
 from infinite_context.core.storage import Change

@@ -8,6 +8,8 @@ import subprocess
 import time
 from pathlib import Path
 
+import pytest
+
 from infinite_context.core.brain import ProjectBrain
 from infinite_context.core.config import load_settings
 
@@ -37,6 +39,33 @@ def test_four_processes_times_25_checkpoints_get_versions_1_to_100(project_dir: 
         status = brain.status()
         assert status.version == 100
         assert status.history_versions == [96, 97, 98, 99, 100]
+
+
+@pytest.mark.parametrize("backend_name", ["sqlite", "redis"])
+def test_eight_processes_times_25_checkpoints_on_each_backend(
+    backend_name: str, project_dir: Path, store_url: str, request: pytest.FixtureRequest
+) -> None:
+    if backend_name == "redis":
+        import redis
+
+        store_url = request.getfixturevalue("redis_server").url
+        redis.Redis.from_url(store_url).flushall()
+    procs = [
+        subprocess.Popen(
+            [PYTHON, LOOP, str(project_dir), "25", str(n)],
+            env=cli_env(store_url),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for n in range(8)
+    ]
+    versions: list[int] = []
+    for proc in procs:
+        out, err = proc.communicate(timeout=300)
+        assert proc.returncode == 0, err
+        versions += [int(line.split()[0]) for line in out.splitlines()]
+    assert sorted(versions) == list(range(1, 201))
 
 
 def test_kill_9_during_checkpoints_never_breaks_the_state(project_dir: Path, store_url: str) -> None:

@@ -54,6 +54,13 @@ def _parser() -> argparse.ArgumentParser:
     df.add_argument("to_version", type=int, metavar="B")
 
     sub.add_parser("doctor", help="check Python, the store and keys, and say what to fix")
+
+    store = sub.add_parser("store", help="manage stores").add_subparsers(dest="store_command", required=True)
+    copy = store.add_parser("copy", help="copy every session (state + history) between stores; idempotent")
+    copy.add_argument(
+        "--from", dest="source", required=True, metavar="URL", help="sqlite:///... or redis://..."
+    )
+    copy.add_argument("--to", dest="destination", required=True, metavar="URL")
     return parser
 
 
@@ -216,6 +223,30 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     return 1 if any(c.status == "fail" for c in checks) else 0
 
 
+def cmd_store(args: argparse.Namespace) -> int:
+    from infinite_context.core.storage import open_store
+    from infinite_context.core.storage.copy import copy_all
+
+    with (
+        open_store(load_settings(store_url=args.source)) as source,
+        open_store(load_settings(store_url=args.destination)) as destination,
+    ):
+        report = copy_all(source, destination)
+
+    def human() -> None:
+        console = _console()
+        console.print(
+            f"{report.source} -> {report.destination}: {report.sessions_seen} sessions, "
+            f"{report.sessions_copied} copied ({report.history_entries_copied} history entries), "
+            f"{report.sessions_unchanged} already up to date, {len(report.skipped)} skipped."
+        )
+        for line in report.skipped:
+            console.print(f"[yellow]skipped[/] {line}")
+
+    _emit(args, report, human)
+    return 0
+
+
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "mcp": cmd_mcp,
     "checkpoint": cmd_checkpoint,
@@ -225,6 +256,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "history": cmd_history,
     "diff": cmd_diff,
     "doctor": cmd_doctor,
+    "store": cmd_store,
 }
 
 

@@ -42,6 +42,14 @@ class Settings(BaseSettings):
         validation_alias=_env("store_url", "REDIS_URL"),
         description="sqlite:///path/to/brain.db (default: a file in the user data dir) or redis://...",
     )
+    redis_prefix: str = Field(
+        "ic", min_length=1, pattern=r"^[A-Za-z0-9_.:\-]+$", validation_alias=_env("redis_prefix")
+    )
+    redis_cluster: bool = Field(
+        False,
+        validation_alias=_env("redis_cluster"),
+        description="Use the cluster client (or redis+cluster://).",
+    )
     data_dir: Path | None = Field(
         None, validation_alias=_env("data_dir"), description="Where the default SQLite file lives."
     )

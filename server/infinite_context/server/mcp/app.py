@@ -14,12 +14,13 @@ from collections.abc import Callable
 from importlib import resources
 from typing import Annotated, TypeVar
 
-from infinite_context.core.brain import ProjectBrain, default_owner
-from infinite_context.core.errors import InfiniteContextError
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from mcp.types import CallToolResult, TextContent
 from pydantic import BaseModel, Field
+
+from infinite_context.core.brain import ProjectBrain, default_owner
+from infinite_context.core.errors import InfiniteContextError
 
 from .. import text
 

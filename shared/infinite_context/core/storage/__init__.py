@@ -1,4 +1,4 @@
-"""Stores: the embedded SQLite default and (selected by URL) Redis.
+"""Stores: the embedded SQLite default and (selected by URL) Redis / Valkey / Redis Cluster.
 
 ``open_store(settings)`` is the only place a backend is chosen.
 """
@@ -45,7 +45,12 @@ def open_store(settings: Settings) -> BaseStore:
 
         path = default_sqlite_path(settings) if url is None else sqlite_path_from_url(url)
         return SQLiteStore(path, history_size=settings.history_size, cas_attempts=settings.cas_attempts)
-    raise ConfigError(
-        f"store URL scheme of {url.split('://', 1)[0]}:// is not supported by this build",
-        fix="use the embedded default (unset INFINITE_CONTEXT_STORE_URL / REDIS_URL) or sqlite:///path",
+    from .redis import RedisStore
+
+    return RedisStore(
+        url,
+        prefix=settings.redis_prefix,
+        cluster=settings.redis_cluster,
+        history_size=settings.history_size,
+        cas_attempts=settings.cas_attempts,
     )

@@ -133,6 +133,11 @@ class BaseStore(abc.ABC):
     def sessions(self) -> list[str]: ...
 
     @abc.abstractmethod
+    def replace_session(self, session_id: str, state: ProjectState, history: list[HistoryEntry]) -> None:
+        """Make a session hold exactly ``state`` and ``history`` (versions kept), atomically.
+        Used by ``store copy``; normal writes go through ``update_state``."""
+
+    @abc.abstractmethod
     def close(self) -> None: ...
 
     # ---- the contract built on them ---------------------------------------------------------

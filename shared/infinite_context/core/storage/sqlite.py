@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from ..errors import StorageUnavailable
-from ..models import HistoryEntry, LockInfo
+from ..models import HistoryEntry, LockInfo, ProjectState
 from .base import BaseStore, Change, ChangeCallback, parse_entry
 from .sqlite_migrations import migrate
 
@@ -225,6 +225,25 @@ class SQLiteStore(BaseStore):
                 ).fetchone()
             )
         return str(row[0]) if row else None
+
+    def replace_session(self, session_id: str, state: ProjectState, history: list[HistoryEntry]) -> None:
+        now = time.time()
+        with self._write_txn() as conn:
+            conn.execute("DELETE FROM history WHERE session_id = ?", (session_id,))
+            conn.executemany(
+                "INSERT INTO history(session_id, version, entry) VALUES (?, ?, ?)",
+                [(session_id, e.version, e.model_dump_json()) for e in history],
+            )
+            conn.execute(
+                "INSERT INTO states(session_id, version, state, updated_at) VALUES (?, ?, ?, ?) "
+                "ON CONFLICT(session_id) DO UPDATE SET version=excluded.version, state=excluded.state, "
+                "updated_at=excluded.updated_at",
+                (session_id, state.meta.version, state.model_dump_json(), now),
+            )
+            conn.execute(
+                "INSERT INTO changes(session_id, version, kind, at) VALUES (?, ?, 'state', ?)",
+                (session_id, state.meta.version, now),
+            )
 
     # ---- change feed ------------------------------------------------------------------------
     def subscribe(self, callback: ChangeCallback, session_id: str | None = None) -> _Poller:

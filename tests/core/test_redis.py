@@ -1,0 +1,207 @@
+"""Redis-only behaviour: key layout, errors that name the URL (never the password), faults,
+and `store copy` between backends. The shared contract suite runs in test_store_contract.py."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import pytest
+import redis
+
+from infinite_context.core.brain import ProjectBrain
+from infinite_context.core.config import load_settings
+from infinite_context.core.errors import CorruptState, StorageUnavailable
+from infinite_context.core.storage import open_store
+from infinite_context.core.storage.redis import display_url
+
+from ..conftest import PYTHON, cli_env
+from ..redis_servers import RedisServer, free_port
+
+
+@pytest.fixture
+def redis_url(redis_server: RedisServer) -> str:
+    redis.Redis.from_url(redis_server.url).flushall()
+    return redis_server.url
+
+
+def test_keys_carry_a_hash_tag_per_session(redis_url: str, project_dir: Path) -> None:
+    with ProjectBrain.open(project_dir, load_settings(store_url=redis_url, redis_prefix="team")) as brain:
+        brain.checkpoint("Current task: layout")
+        brain.claim("me")
+        sid = brain.session_id
+    keys = sorted(k.decode() for k in redis.Redis.from_url(redis_url).keys("*"))
+    assert keys == [f"team:{{{sid}}}:{name}" for name in ("history", "lock", "state", "version")]
+
+
+def test_password_never_shown_and_wrong_password_is_clear(tmp_path: Path) -> None:
+    assert display_url("redis://bob:s3cret@h:6379/0") == "redis://bob:***@h:6379/0"
+    server = RedisServer(free_port(), tmp_path / "auth", ["--requirepass", "right-pass"])
+    server.start()
+    try:
+        with pytest.raises(StorageUnavailable) as info:
+            open_store(load_settings(store_url=f"redis://default:wrong-pass@127.0.0.1:{server.port}/0"))
+        message = str(info.value)
+        assert "rejected the credentials" in message and "wrong-pass" not in message and "***" in message
+        good = open_store(load_settings(store_url=f"redis://default:right-pass@127.0.0.1:{server.port}/0"))
+        assert "right-pass" not in good.display_url
+        good.close()
+    finally:
+        server.stop()
+
+
+def test_unreachable_and_tls_to_plain_port(redis_url: str) -> None:
+    dead = free_port()
+    with pytest.raises(StorageUnavailable) as info:
+        open_store(load_settings(store_url=f"redis://127.0.0.1:{dead}/0"))
+    assert f"127.0.0.1:{dead}" in str(info.value) and "start Redis" in str(info.value)
+    started = time.monotonic()
+    with pytest.raises(StorageUnavailable) as info:
+        open_store(load_settings(store_url=redis_url.replace("redis://", "rediss://")))
+    assert "TLS handshake" in str(info.value) and "redis://" in str(info.value)
+    assert time.monotonic() - started < 8
+
+
+def test_cli_reports_redis_down_with_exit_4(project_dir: Path) -> None:
+    url = f"redis://:pw@127.0.0.1:{free_port()}/0"
+    out = subprocess.run(
+        [PYTHON, "-m", "infinite_context.server", "--project", str(project_dir), "status"],
+        env=cli_env(url),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert out.returncode == 4 and "cannot reach Redis" in out.stderr and ":pw@" not in out.stderr
+    assert "Traceback" not in out.stderr
+
+
+def test_corrupt_json_in_state_key_then_rollback(redis_url: str, project_dir: Path) -> None:
+    with ProjectBrain.open(project_dir, load_settings(store_url=redis_url)) as brain:
+        brain.checkpoint("Current task: one")
+        brain.checkpoint("Current task: two")
+        client = redis.Redis.from_url(redis_url)
+        client.set(f"ic:{{{brain.session_id}}}:state", b"{not json")
+        with pytest.raises(CorruptState):
+            brain.status()
+        assert [h.version for h in brain.history(5)] == [2, 1]
+        assert brain.rollback(version=2).version == 3
+        assert brain.status().current_task == "two"
+        client.delete(f"ic:{{{brain.session_id}}}:state")
+        client.hset(f"ic:{{{brain.session_id}}}:state", "x", "y")  # a foreign type in our key
+        with pytest.raises(CorruptState):
+            brain.resume()
+        assert brain.rollback(steps=1).restored_from == 2
+
+
+def test_store_copy_sqlite_to_redis_is_idempotent(redis_url: str, project_dir: Path, store_url: str) -> None:
+    with ProjectBrain.open(project_dir, load_settings(store_url=store_url)) as brain:
+        for i in range(3):
+            brain.checkpoint(f"Current task: step {i}")
+        sid = brain.session_id
+
+    def copy() -> dict[str, object]:
+        import json
+
+        out = subprocess.run(
+            [
+                PYTHON,
+                "-m",
+                "infinite_context.server",
+                "--json",
+                "store",
+                "copy",
+                "--from",
+                store_url,
+                "--to",
+                redis_url,
+            ],
+            env=cli_env(store_url),
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert out.returncode == 0, out.stderr
+        return json.loads(out.stdout)  # type: ignore[no-any-return]
+
+    first = copy()
+    assert (first["sessions_copied"], first["history_entries_copied"]) == (1, 3)
+    second = copy()
+    assert (second["sessions_copied"], second["sessions_unchanged"]) == (0, 1)
+    with ProjectBrain.open(project_dir, load_settings(store_url=redis_url)) as brain:
+        assert brain.session_id == sid
+        assert brain.status().current_task == "step 2"
+        assert [h.version for h in brain.history(5)] == [3, 2, 1]
+        brain.checkpoint("Current task: ahead on redis")
+    third = copy()
+    assert third["sessions_copied"] == 0 and "ahead" in str(third["skipped"])
+
+
+def test_restart_redis_mid_loop_with_aof(tmp_path: Path, project_dir: Path) -> None:
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    server = RedisServer(free_port(), tmp_path / "aof", ["--appendonly", "yes", "--appendfsync", "always"])
+    server.start()
+    url = server.url
+    results: list[tuple[str, object]] = []
+    stop = threading.Event()
+
+    def loop() -> None:
+        with ProjectBrain.open(project_dir, load_settings(store_url=url)) as brain:
+            i = 0
+            while not stop.is_set():
+                try:
+                    results.append(("ok", brain.checkpoint(f"Done: step {i} in src/app.py").version))
+                except StorageUnavailable as exc:
+                    results.append(("down", str(exc)))
+                    time.sleep(0.05)
+                i += 1
+
+    async def mcp_around_restart() -> tuple[int, int]:
+        params = StdioServerParameters(
+            command=PYTHON,
+            args=["-m", "infinite_context.server", "mcp"],
+            cwd=str(project_dir),
+            env=cli_env(url),
+        )
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as s:
+            await s.initialize()
+            await s.call_tool("status", {})
+            worker = threading.Thread(target=loop)
+            worker.start()
+            while sum(kind == "ok" for kind, _ in results) < 10:
+                await asyncio.sleep(0.02)
+            server.stop()
+            await asyncio.sleep(1.0)
+            down = await s.call_tool("status", {})
+            assert down.is_error and "cannot reach Redis" in down.content[0].text
+            server.start()
+            ok_before = len(results)
+            while sum(kind == "ok" for kind, _ in results[ok_before:]) < 10:
+                await asyncio.sleep(0.02)
+            stop.set()
+            worker.join()
+            after = await s.call_tool("checkpoint", {"context": "Done: survived the restart"})
+            assert not after.is_error, after.content
+            return after.structured_content["version"], down.is_error
+
+    try:
+        final_version, _ = asyncio.run(mcp_around_restart())
+    finally:
+        server.stop()
+    errors = [detail for kind, detail in results if kind == "down"]
+    versions = [v for kind, v in results if kind == "ok"]
+    assert errors and all("cannot reach Redis" in str(e) for e in errors)
+    assert versions == list(range(1, len(versions) + 1))  # dense, nothing lost, nothing repeated
+    assert final_version == len(versions) + 1
+    server.start()
+    try:
+        with ProjectBrain.open(project_dir, load_settings(store_url=url)) as brain:  # AOF kept everything
+            state = brain.store.get_state(brain.session_id)
+            assert state is not None and state.meta.version == final_version
+            assert brain.store.history(brain.session_id, 1)[0].state == state
+    finally:
+        server.stop()
