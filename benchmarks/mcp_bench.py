@@ -110,8 +110,12 @@ async def _round_trips(calls: int, store_url: str) -> list[list[object]]:
     return rows
 
 
+def _run_round_trips(calls: int, store_url: str) -> list[list[object]]:
+    return asyncio.run(_round_trips(calls, store_url))
+
+
 def round_trips(calls: int, store_url: str, label: str = "sqlite") -> list[list[object]]:
-    rows = asyncio.run(_round_trips(calls, store_url))
+    rows = _run_round_trips(calls, store_url)
     table(
         f"MCP round trips through the real client over stdio, {label} ({calls} calls each, ms)",
         ["tool", "p50", "p95", "goal"],
