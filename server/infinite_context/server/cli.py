@@ -35,6 +35,16 @@ def _parser() -> argparse.ArgumentParser:
     source.add_argument("--file", metavar="F", help="read the context from a file")
     source.add_argument("stdin", nargs="?", choices=["-"], help="'-' reads the context from stdin")
     cp.add_argument("--tokens", type=int, metavar="N", help="tokens in the assistant's context window")
+    cp.add_argument(
+        "--no-wait",
+        action="store_true",
+        help="store the offline merge now; refine with the LLM in the background",
+    )
+
+    rf = sub.add_parser("refine", help=argparse.SUPPRESS)  # started by `checkpoint --no-wait`
+    rf.add_argument("--version", type=int, required=True)
+    rf.add_argument("--context-file", required=True)
+    rf.add_argument("--tokens", type=int)
 
     rs = sub.add_parser("resume", help="print the brain as Markdown")
     rs.add_argument("--max-tokens", type=int, metavar="N")
@@ -123,14 +133,26 @@ def cmd_mcp(args: argparse.Namespace) -> int:
 def cmd_checkpoint(args: argparse.Namespace) -> int:
     context = _read_context(args)
     with _open_brain(args) as brain:
+        wait = not args.no_wait
         if args.json:
-            result = brain.checkpoint(context, args.tokens)
+            result = brain.checkpoint(context, args.tokens, wait=wait)
         else:
-            with _console().status("Merging…"):
-                result = brain.checkpoint(context, args.tokens)
+            merger = getattr(brain.merger, "first_label", "offline")
+            with _console().status(f"Merging with {merger}…" if wait else "Merging…"):
+                result = brain.checkpoint(context, args.tokens, wait=wait)
     from .text import checkpoint_text
 
     _emit(args, result, lambda: _console().print(checkpoint_text(result)))
+    return 0
+
+
+def cmd_refine(args: argparse.Namespace) -> int:
+    from infinite_context.core.refine import read_context_file
+
+    context = read_context_file(Path(args.context_file))
+    with _open_brain(args) as brain:
+        result = brain.refine(context, args.version, args.tokens)
+    _emit(args, result, lambda: None)
     return 0
 
 
@@ -250,6 +272,7 @@ def cmd_store(args: argparse.Namespace) -> int:
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "mcp": cmd_mcp,
     "checkpoint": cmd_checkpoint,
+    "refine": cmd_refine,
     "resume": cmd_resume,
     "status": cmd_status,
     "rollback": cmd_rollback,

@@ -16,6 +16,8 @@ def checkpoint_text(r: CheckpointResult) -> str:
         f"Checkpoint saved as version {r.version} (merged by {r.merged_by}, {r.duration_ms:.1f} ms, "
         f"state {r.state_tokens}/{r.token_cap} tokens)."
     )
+    if r.refining:
+        text += f" Refining with {r.refining} in the background."
     return "\n".join([text, *[f"Warning: {w}" for w in r.warnings]])
 
 
@@ -30,6 +32,8 @@ def status_text(r: StatusReport) -> str:
             f"{r.pending_decisions} pending decisions, {r.recent_changes} recent changes."
         )
     lines = [head, f"Project: {r.project_root} (session {r.session_id})", f"Store: {r.store}"]
+    if r.refining:
+        lines.append(f"Refining with {r.refining} (a new version appears when it is done)")
     if r.current_task:
         lines.append(f"Current task: {r.current_task}")
     if r.history_versions:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from .config import Settings, load_settings
 from .errors import InvalidInput, NotFound
-from .merge.base import Merger, MergeRequest
+from .merge.base import Merger, MergeRequest, MergeResult
 from .merge.integrity import existing_files, state_tokens
 from .models import (
     CheckpointResult,
@@ -77,7 +77,9 @@ class ProjectBrain:
         # --project / PROJECT_ROOT, then the folder Claude Code runs hooks and servers for.
         start = project_dir or settings.project_root or os.environ.get("CLAUDE_PROJECT_DIR") or None
         project = resolve_project(start)
-        return cls(project, open_store(settings), settings)
+        from .merge.chain import build_chain
+
+        return cls(project, open_store(settings), settings, merger=build_chain(settings))
 
     @property
     def session_id(self) -> str:
@@ -116,39 +118,137 @@ class ProjectBrain:
             )
         return context
 
-    def checkpoint(self, context: str, token_count: int | None = None) -> CheckpointResult:
+    def checkpoint(
+        self, context: str, token_count: int | None = None, *, wait: bool = True
+    ) -> CheckpointResult:
+        """Merge ``context`` into the brain and store the next version.
+
+        With LLM tiers configured and ``wait=False`` (hooks, editors), the offline merge is stored
+        at once and a detached ``infinite-context refine`` process replaces it with the LLM merge.
+        """
         context = redact(self._validate_context(context, token_count))
+        if not getattr(self.merger, "uses_network", False):
+            return self._merge_in_transaction(context, token_count, self.merger)
+        from .merge.offline import OfflineMerger
+
+        if not wait:
+            stored = self._merge_in_transaction(context, token_count, OfflineMerger())
+            from .refine import spawn_refinement
+
+            spawn_refinement(self, stored.version, context, token_count)
+            stored.refining = getattr(self.merger, "first_label", None)
+            return stored
+        merged = self._merge_outside_transaction(context, token_count, base_version=None)
+        # Every LLM attempt lost the race: the offline merge inside the transaction cannot lose.
+        return (
+            merged
+            if merged is not None
+            else self._merge_in_transaction(context, token_count, OfflineMerger())
+        )
+
+    def _request(self, old: ProjectState | None, context: str, token_count: int | None) -> MergeRequest:
+        return MergeRequest(
+            old=old,
+            context=context,
+            session_id=self.session_id,
+            project_root=self.project.root,
+            token_cap=self.settings.state_token_cap,
+            now=self.clock(),
+            token_count=token_count,
+        )
+
+    def _merge_in_transaction(
+        self, context: str, token_count: int | None, merger: Merger
+    ) -> CheckpointResult:
+        """Merge inside the store's compare-and-set (re-run on the fresh state on conflict).
+        Only for quick mergers: the store's last attempt holds its write lock."""
         warnings: list[str] = []
         durations: list[float] = []
 
         def update(current: ProjectState | None, next_version: int) -> HistoryEntry:
-            now = self.clock()
-            result = self.merger.merge(
-                MergeRequest(
-                    old=current,
-                    context=context,
-                    session_id=self.session_id,
-                    project_root=self.project.root,
-                    token_cap=self.settings.state_token_cap,
-                    now=now,
-                    token_count=token_count,
-                )
-            )
+            request = self._request(current, context, token_count)
+            result = merger.merge(request)
             warnings[:] = list(result.warnings)
             durations.append(result.duration_ms)
-            return self._entry(result.state, next_version, now, result.merged_by, result.duration_ms)
+            return self._entry(result.state, next_version, request.now, result.merged_by, result.duration_ms)
 
         outcome = self.store.update_state(self.session_id, update)
+        return self._result(outcome.entry, warnings, sum(durations), outcome.attempts)
+
+    def _merge_outside_transaction(
+        self, context: str, token_count: int | None, *, base_version: int | None, only_llm: bool = False
+    ) -> CheckpointResult | None:
+        """Slow (LLM) merge against a snapshot, committed only if nobody wrote meanwhile;
+        re-merged on the fresh state otherwise (bounded). None when every attempt lost the race,
+        or (``only_llm``) when no LLM tier produced the state."""
+        for attempt in range(1, self.settings.llm_rebase_attempts + 1):
+            version = self.store.current_version(self.session_id)
+            current = self.store.get_state(self.session_id)
+            old = current
+            if base_version is not None and version == base_version and base_version > 1:
+                # Refining the offline merge of this very context: start from the version before it.
+                previous = self.store.history_entry(self.session_id, base_version - 1)
+                old = previous.state if previous is not None else current
+            request = self._request(old, context, token_count)
+            result = self.merger.merge(request)
+            if only_llm and result.merged_by == "offline":
+                return None
+
+            def commit(
+                fresh: ProjectState | None,
+                next_version: int,
+                expect: int = version,
+                merged: MergeResult = result,
+                when: datetime = request.now,
+            ) -> HistoryEntry:
+                if next_version - 1 != expect:
+                    raise _StateMoved
+                state = merged.state.model_copy(deep=True)
+                state.meta.session_id = self.session_id
+                return self._entry(state, next_version, when, merged.merged_by, merged.duration_ms)
+
+            try:
+                outcome = self.store.update_state(self.session_id, commit)
+            except _StateMoved:
+                log.info(
+                    "state moved during the merge; merging again on the fresh state",
+                    extra={"attempt": attempt},
+                )
+                continue
+            return self._result(outcome.entry, list(result.warnings), result.duration_ms, attempt)
+        return None
+
+    def refine(
+        self, context: str, base_version: int, token_count: int | None = None
+    ) -> CheckpointResult | None:
+        """Replace the offline merge stored as ``base_version`` with the LLM chain's merge (run by
+        the detached ``infinite-context refine`` process). None if no LLM tier succeeded."""
+        from .merge.chain import MergeChain
+
+        label = self.merger.first_label if isinstance(self.merger, MergeChain) else self.merger.name
+        owner = f"refine:{label}:{default_owner('p')}"
+        self.store.acquire_lock(
+            refine_lock_id(self.session_id), owner, self.settings.merge_timeout_seconds * 4
+        )
+        try:
+            return self._merge_outside_transaction(
+                context, token_count, base_version=base_version, only_llm=True
+            )
+        finally:
+            self.store.release_lock(refine_lock_id(self.session_id), owner)
+
+    def _result(
+        self, entry: HistoryEntry, warnings: list[str], duration_ms: float, attempts: int
+    ) -> CheckpointResult:
         for warning in warnings:
             log.warning(warning, extra={"session_id": self.session_id})
-        entry = outcome.entry
         return CheckpointResult(
             version=entry.version,
             merged_by=entry.merged_by,
-            duration_ms=round(sum(durations), 3),
+            duration_ms=round(duration_ms, 3),
             state_tokens=state_tokens(entry.state),
             token_cap=self.settings.state_token_cap,
-            attempts=outcome.attempts,
+            attempts=attempts,
             warnings=warnings,
         )
 
@@ -202,6 +302,7 @@ class ProjectBrain:
             token_cap=self.settings.state_token_cap,
             history_versions=sorted(e.version for e in history),
             lock_holder=self.store.lock_holder(self.session_id),
+            refining=_refining_label(self.store.lock_holder(refine_lock_id(self.session_id))),
             warnings=warnings,
         )
         if state is not None:
@@ -288,6 +389,22 @@ class ProjectBrain:
 
     def release(self, owner: str) -> None:
         self.store.release_lock(self.session_id, owner)
+
+
+class _StateMoved(Exception):
+    """Raised inside a commit when another writer stored a version during a slow merge."""
+
+
+def refine_lock_id(session_id: str) -> str:
+    return f"{session_id}:refine"
+
+
+def _refining_label(holder: str | None) -> str | None:
+    # holder = "refine:<tier>:<model>:p:<host>:<pid>" -> "<tier>:<model>"
+    if not holder or not holder.startswith("refine:"):
+        return None
+    parts = holder.split(":")
+    return ":".join(parts[1:3])
 
 
 def _summary(entry: HistoryEntry) -> HistorySummary:

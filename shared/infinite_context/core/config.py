@@ -73,6 +73,20 @@ class Settings(BaseSettings):
         None, validation_alias=AliasChoices("anthropic_api_key", "ANTHROPIC_API_KEY")
     )
 
+    merge: Literal["auto", "gemini", "anthropic", "offline"] = Field(
+        "auto",
+        validation_alias=_env("merge"),
+        description="Which merge tiers run (auto = every tier with a key).",
+    )
+    gemini_model: str = Field("gemini-3.8-flash", validation_alias=_env("gemini_model", "GEMINI_MODEL"))
+    anthropic_model: str = Field(
+        "claude-sonnet-5-5", validation_alias=_env("anthropic_model", "ANTHROPIC_MODEL")
+    )
+    gemini_base_url: str | None = Field(None, validation_alias=_env("gemini_base_url"))
+    anthropic_base_url: str | None = Field(None, validation_alias=_env("anthropic_base_url"))
+    merge_timeout_seconds: float = Field(60.0, gt=0, le=600, validation_alias=_env("merge_timeout_seconds"))
+    llm_rebase_attempts: int = Field(3, ge=1, le=10, validation_alias=_env("llm_rebase_attempts"))
+
     @field_validator("log_level", mode="before")
     @classmethod
     def _upper(cls, value: object) -> object:

@@ -65,23 +65,23 @@ def run_checks(project: str | None = None) -> list[Check]:
     except InfiniteContextError as exc:
         checks.append(Check(name="store", status="fail", detail=exc.message, fix=exc.fix))
 
-    keys = [
-        name
-        for name, value in (
-            ("GEMINI_API_KEY", settings.gemini_api_key),
-            ("ANTHROPIC_API_KEY", settings.anthropic_api_key),
+    try:
+        from .merge.chain import build_chain
+
+        chain = build_chain(settings)
+        tiers = [tier.label for tier in chain.tiers]
+        checks.append(
+            Check(
+                name="merge",
+                status="ok",
+                detail=(
+                    f"mode {settings.merge}: {' -> '.join([*tiers, 'offline'])}"
+                    if tiers
+                    else f"mode {settings.merge}: offline merger only (no provider key set)"
+                ),
+                fix=None if tiers else "optional: set GEMINI_API_KEY or ANTHROPIC_API_KEY for LLM merges",
+            )
         )
-        if value is not None
-    ]
-    checks.append(
-        Check(
-            name="merge",
-            status="ok",
-            detail=(
-                f"keys found: {', '.join(keys)}; this version merges with the offline merger"
-                if keys
-                else "no provider key set; checkpoints use the offline merger (works without network)"
-            ),
-        )
-    )
+    except InfiniteContextError as exc:
+        checks.append(Check(name="merge", status="fail", detail=exc.message, fix=exc.fix))
     return checks

@@ -98,6 +98,8 @@ class CheckpointResult(_Model):
     state_tokens: int
     token_cap: int
     attempts: int = 1
+    #: set when an LLM refinement of this version runs in the background ("gemini:<model>")
+    refining: str | None = None
     warnings: list[str] = Field(default_factory=list)
 
 
@@ -131,6 +133,8 @@ class StatusReport(_Model):
     pending_decisions: int = 0
     recent_changes: int = 0
     lock_holder: str | None = None
+    #: "gemini:<model>" while a background LLM refinement is running
+    refining: str | None = None
     warnings: list[str] = Field(default_factory=list)
 
 

@@ -1,0 +1,79 @@
+"""Anthropic tier: structured output through ``messages.parse(output_format=...)``.
+
+The SDK is imported on first use only; its own retries are off (``max_retries=0``) because the
+chain's retry policy applies to every tier alike. Base URL: ``INFINITE_CONTEXT_ANTHROPIC_BASE_URL``
+or the SDK's own ``ANTHROPIC_BASE_URL``.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from ..models import ProjectState
+from .llm import MAX_OUTPUT_TOKENS, FailureKind, LlmMerger
+
+log = logging.getLogger(__name__)
+
+
+class AnthropicMerger(LlmMerger):
+    name = "anthropic"
+    key_variable = "ANTHROPIC_API_KEY"
+
+    def __init__(self, api_key: str, model: str, timeout_seconds: float, base_url: str | None = None) -> None:
+        super().__init__(model, timeout_seconds)
+        self._api_key = api_key
+        self._base_url = base_url
+        self._client: Any = None
+
+    def _get_client(self) -> Any:
+        if self._client is None:
+            import anthropic
+
+            kwargs: dict[str, Any] = {
+                "api_key": self._api_key,
+                "max_retries": 0,
+                "timeout": self.timeout_seconds,
+            }
+            if self._base_url:
+                kwargs["base_url"] = self._base_url
+            self._client = anthropic.Anthropic(**kwargs)
+        return self._client
+
+    def _generate(self, prompt: str) -> str:
+        # No temperature: the current Messages API (anthropic SDK 2.x) no longer accepts it.
+        message = self._get_client().messages.parse(
+            model=self.model,
+            max_tokens=MAX_OUTPUT_TOKENS,
+            messages=[{"role": "user", "content": prompt}],
+            output_format=ProjectState,
+        )
+        # Validation happens in LlmMerger.validate, on the raw text, for precise rejections.
+        return "".join(block.text for block in message.content if getattr(block, "type", "") == "text")
+
+    def _classify(self, exc: Exception) -> tuple[FailureKind, str]:
+        import anthropic
+
+        if isinstance(exc, anthropic.APIStatusError):
+            code = exc.status_code
+            detail = str(exc.message)[:300]
+            if code in (401, 403):
+                return "rejected", f"{self.key_variable} was rejected: {detail}"
+            if code == 429 or code >= 500:
+                return "transient", f"HTTP {code}: {detail}"
+            return "rejected", f"Anthropic refused the request (HTTP {code}): {detail}"
+        if isinstance(exc, anthropic.APIConnectionError):  # includes timeouts
+            return "transient", f"{type(exc).__name__}: {exc}"[:300]
+        from pydantic import ValidationError
+
+        if isinstance(exc, ValidationError | ValueError):
+            # The SDK parses the structured output itself; a malformed answer surfaces here.
+            return "invalid_output", f"answer could not be parsed: {type(exc).__name__}: {exc}"[:300]
+        log.error("unexpected error from the Anthropic SDK", exc_info=exc)
+        return "rejected", f"unexpected {type(exc).__name__}: {exc}"[:300]
+
+    def count_tokens(self, text: str) -> int:
+        result = self._get_client().messages.count_tokens(
+            model=self.model, messages=[{"role": "user", "content": text}]
+        )
+        return int(result.input_tokens)

@@ -1,0 +1,67 @@
+"""Gemini tier (google-genai): JSON output bound to the state's JSON schema.
+
+The SDK is imported on first use only. Base URL: ``INFINITE_CONTEXT_GEMINI_BASE_URL`` or the
+SDK's own ``GOOGLE_GEMINI_BASE_URL`` (read by the SDK when we pass none).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .llm import MAX_OUTPUT_TOKENS, TEMPERATURE, FailureKind, LlmMerger, state_schema
+
+
+class GeminiMerger(LlmMerger):
+    name = "gemini"
+    key_variable = "GEMINI_API_KEY"
+
+    def __init__(self, api_key: str, model: str, timeout_seconds: float, base_url: str | None = None) -> None:
+        super().__init__(model, timeout_seconds)
+        self._api_key = api_key
+        self._base_url = base_url
+        self._client: Any = None
+
+    def _get_client(self) -> Any:
+        if self._client is None:
+            from google import genai
+            from google.genai import types
+
+            options = types.HttpOptions(timeout=int(self.timeout_seconds * 1000))
+            if self._base_url:
+                options.base_url = self._base_url
+            self._client = genai.Client(api_key=self._api_key, http_options=options)
+        return self._client
+
+    def _generate(self, prompt: str) -> str:
+        from google.genai import types
+
+        response = self._get_client().models.generate_content(
+            model=self.model,
+            contents=prompt,
+            config=types.GenerateContentConfig(
+                temperature=TEMPERATURE,
+                max_output_tokens=MAX_OUTPUT_TOKENS,
+                response_mime_type="application/json",
+                response_json_schema=state_schema(),
+            ),
+        )
+        return response.text or ""
+
+    def _classify(self, exc: Exception) -> tuple[FailureKind, str]:
+        from google.genai import errors
+
+        if isinstance(exc, errors.APIError):
+            code = int(exc.code or 0)
+            detail = str(exc.message or exc)[:300]
+            if code in (401, 403):
+                return "rejected", f"{self.key_variable} was rejected: {detail}"
+            if code == 429 or code >= 500:
+                return "transient", f"HTTP {code}: {detail}"
+            return "rejected", f"Gemini refused the request (HTTP {code}): {detail}"
+        # Timeouts and connection errors come from the HTTP layer, not as APIError.
+        return "transient", f"{type(exc).__name__}: {exc}"[:300]
+
+    def count_tokens(self, text: str) -> int:
+        """Exact token count from the provider (used when a key is present)."""
+        response = self._get_client().models.count_tokens(model=self.model, contents=text)
+        return int(response.total_tokens or 0)

@@ -1,0 +1,172 @@
+"""What the LLM tiers share: the prompt, retries on transient failures, and the checks a
+provider's answer must pass before it may replace the offline merge.
+
+A provider implements ``_generate(system, user) -> str`` and ``_classify(exc)``; everything
+else (retry policy, JSON parsing, schema and integrity validation) is here, so both tiers
+behave identically and the chain can fall through honestly.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import random
+import time
+from importlib import resources
+from typing import Literal
+
+from pydantic import ValidationError
+
+from ..models import ProjectState
+from .base import MergeRequest, MergeResult
+from .integrity import existing_files, problems
+
+log = logging.getLogger(__name__)
+
+TEMPERATURE = 0.3
+MAX_OUTPUT_TOKENS = 8000
+RETRIES = 2
+BACKOFF_BASE_SECONDS = 0.5
+MAX_CONTEXT_CHARS_SENT = 400_000
+
+FailureKind = Literal["transient", "rejected", "invalid_output"]
+
+
+class ProviderFailure(Exception):
+    """A tier could not produce an acceptable state; the chain moves to the next tier."""
+
+    def __init__(self, tier: str, kind: FailureKind, message: str, attempts: int = 1) -> None:
+        super().__init__(message)
+        self.tier = tier
+        self.kind = kind
+        self.message = message
+        self.attempts = attempts
+
+
+def load_prompt_template() -> str:
+    return resources.files(__package__).joinpath("prompt.md").read_text(encoding="utf-8")
+
+
+def state_schema() -> dict[str, object]:
+    return ProjectState.model_json_schema()
+
+
+def build_prompt(request: MergeRequest) -> str:
+    old = request.old or ProjectState.empty(request.session_id)
+    context = request.context
+    if len(context) > MAX_CONTEXT_CHARS_SENT:
+        # Keep the newest part: it holds the current task and the latest decisions.
+        context = "…(older part omitted)…\n" + context[-MAX_CONTEXT_CHARS_SENT:]
+    return load_prompt_template().format(
+        session_id=request.session_id,
+        now=request.now.isoformat(),
+        token_cap=request.token_cap,
+        schema=json.dumps(state_schema(), separators=(",", ":")),
+        old_state=old.model_dump_json(indent=1),
+        context=context,
+    )
+
+
+def backoff(attempt: int) -> float:
+    ceiling = BACKOFF_BASE_SECONDS * (2**attempt)
+    return random.uniform(ceiling / 2, ceiling)
+
+
+class LlmMerger:
+    """Base of the provider tiers. ``name`` is the tier (gemini / anthropic), ``model`` its model."""
+
+    name = "llm"
+    key_variable = "API_KEY"
+
+    def __init__(self, model: str, timeout_seconds: float) -> None:
+        self.model = model
+        self.timeout_seconds = timeout_seconds
+        self.retries_used = 0
+
+    @property
+    def label(self) -> str:
+        return f"{self.name}:{self.model}"
+
+    # ---- provider hooks ---------------------------------------------------------------------
+    def _generate(self, prompt: str) -> str:
+        raise NotImplementedError
+
+    def _classify(self, exc: Exception) -> tuple[FailureKind, str]:
+        raise NotImplementedError
+
+    # ---- the shared policy ------------------------------------------------------------------
+    def _call_with_retries(self, prompt: str) -> str:
+        attempt = 0
+        while True:
+            try:
+                return self._generate(prompt)
+            except Exception as exc:
+                kind, message = self._classify(exc)
+                if kind != "transient" or attempt >= RETRIES:
+                    raise ProviderFailure(self.name, kind, message, attempts=attempt + 1) from None
+                attempt += 1
+                self.retries_used += 1
+                delay = backoff(attempt)
+                log.warning(
+                    f"{self.name} call failed ({message}); retry {attempt}/{RETRIES} in {delay:.1f} s",
+                    extra={"tier": self.name, "model": self.model},
+                )
+                time.sleep(delay)
+
+    def validate(self, request: MergeRequest, text: str) -> tuple[ProjectState, list[str]]:
+        try:
+            state = ProjectState.model_validate_json(_strip_fences(text))
+        except ValidationError as exc:
+            errors = exc.errors()
+            kind = (
+                "not valid JSON"
+                if errors and errors[0]["type"] == "json_invalid"
+                else "does not match the schema"
+            )
+            detail = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in errors[:3])
+            raise ProviderFailure(self.name, "invalid_output", f"answer {kind}: {detail}") from None
+        warnings: list[str] = []
+        kept, dropped = existing_files(state.active_context.active_files, request.project_root)
+        if dropped:
+            # Stale or invented paths are removed rather than failing the whole merge.
+            warnings.append(f"{self.name} named files that do not exist; dropped: {', '.join(dropped[:5])}")
+        state.active_context.active_files = kept
+        for change in state.project_context.recent_changes:
+            change.files = existing_files(change.files, request.project_root)[0]
+        found = problems(
+            request.old,
+            state,
+            session_id=request.session_id,
+            root=request.project_root,
+            cap=request.token_cap,
+        )
+        if found:
+            raise ProviderFailure(self.name, "invalid_output", "answer rejected: " + "; ".join(found))
+        if request.old is not None:
+            state.meta = request.old.meta.model_copy()
+        state.meta.session_id = request.session_id
+        state.meta.last_checkpoint = request.now
+        state.meta.last_access = request.now
+        return state, warnings
+
+    def merge(self, request: MergeRequest) -> MergeResult:
+        started = time.perf_counter()
+        text = self._call_with_retries(build_prompt(request))
+        state, warnings = self.validate(request, text)
+        state.meta.merged_by = self.label
+        if request.token_count is not None:
+            state.meta.token_budget_used = request.token_count
+        return MergeResult(
+            state=state,
+            merged_by=self.label,
+            duration_ms=(time.perf_counter() - started) * 1000,
+            warnings=tuple(warnings),
+        )
+
+
+def _strip_fences(text: str) -> str:
+    text = text.strip()
+    if text.startswith("```"):
+        text = text.split("\n", 1)[1] if "\n" in text else ""
+        text = text.rsplit("```", 1)[0]
+    return text

@@ -1,0 +1,266 @@
+"""LLM merge chain with the real google-genai and anthropic SDKs against local fake servers."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from infinite_context.core.brain import ProjectBrain
+from infinite_context.core.config import load_settings
+from infinite_context.core.merge import llm
+
+from ..fake_providers import fake_provider, good_answer, old_state_in, session_id_in
+
+
+@pytest.fixture(autouse=True)
+def fast_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(llm, "BACKOFF_BASE_SECONDS", 0.01)
+
+
+def open_brain(project_dir: Path, store_url: str, **settings: Any) -> ProjectBrain:
+    base = {"store_url": store_url, "merge_timeout_seconds": 5.0}
+    base.update(settings)
+    return ProjectBrain.open(project_dir, load_settings(**base))
+
+
+@pytest.fixture
+def providers() -> Iterator[dict[str, Any]]:
+    yield {}
+
+
+def test_gemini_success(project_dir: Path, store_url: str) -> None:
+    with fake_provider("gemini", [("ok", good_answer("from gemini"))]) as g:
+        with open_brain(project_dir, store_url, gemini_api_key="g-key", gemini_base_url=g.url) as brain:
+            result = brain.checkpoint("Current task: something in src/app.py")
+            assert result.merged_by == "gemini:gemini-3.8-flash"
+            assert brain.status().merged_by == "gemini:gemini-3.8-flash"
+            assert brain.status().current_task == "from gemini"
+    (request,) = g.requests
+    assert ":generateContent" in request.path and "gemini-3.8-flash" in request.path
+    assert request.headers.get("x-goog-api-key") == "g-key"
+    config = request.body["generationConfig"]
+    assert config["temperature"] == 0.3 and config["maxOutputTokens"] == 8000
+    assert config["responseMimeType"] == "application/json" and "responseJsonSchema" in config
+
+
+def test_gemini_500s_then_anthropic(project_dir: Path, store_url: str) -> None:
+    with (
+        fake_provider("gemini", [("status", 500)]) as g,
+        fake_provider("anthropic", [("ok", good_answer("claude"))]) as a,
+        open_brain(
+            project_dir,
+            store_url,
+            gemini_api_key="g",
+            gemini_base_url=g.url,
+            anthropic_api_key="a",
+            anthropic_base_url=a.url,
+        ) as brain,
+    ):
+        result = brain.checkpoint("Current task: x")
+    assert len(g.requests) == 3  # one call + two retries
+    assert result.merged_by == "anthropic:claude-sonnet-5-5"
+    (request,) = a.requests
+    assert request.path == "/v1/messages"
+    assert request.headers.get("x-api-key") == "a" or request.headers.get("Authorization") == "Bearer a"
+    assert request.body["max_tokens"] == 8000 and "temperature" not in request.body
+    assert request.body["output_config"]["format"]["type"] == "json_schema"
+
+
+def test_both_failing_falls_back_offline(
+    project_dir: Path, store_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    with fake_provider("gemini", [("status", 503)]) as g, fake_provider("anthropic", [("status", 529)]) as a:
+        with open_brain(
+            project_dir,
+            store_url,
+            gemini_api_key="g",
+            gemini_base_url=g.url,
+            anthropic_api_key="a",
+            anthropic_base_url=a.url,
+        ) as brain:
+            result = brain.checkpoint("Current task: offline please")
+    assert result.merged_by == "offline"
+    assert any("fell back to offline" in w for w in result.warnings)
+    assert "gemini merge failed" in caplog.text and "anthropic merge failed" in caplog.text
+
+
+@pytest.mark.parametrize(
+    ("answer", "reason"),
+    [
+        ("this is not json", "not valid JSON"),
+        (
+            '{"meta": {"session_id": 5}, "active_context": {"active_decisions": [{"status": "maybe"}]}}',
+            "schema",
+        ),
+    ],
+)
+def test_invalid_answers_are_rejected(
+    project_dir: Path, store_url: str, caplog: pytest.LogCaptureFixture, answer: str, reason: str
+) -> None:
+    with fake_provider("gemini", [("ok", answer)]) as g:
+        with open_brain(project_dir, store_url, gemini_api_key="g", gemini_base_url=g.url) as brain:
+            assert brain.checkpoint("Current task: y").merged_by == "offline"
+    assert len(g.requests) == 1  # bad output is not retried
+    assert reason in caplog.text
+
+
+def _tamper(change: str) -> Any:
+    def build(prompt: str) -> str:
+        state = old_state_in(prompt)
+        state["meta"]["session_id"] = session_id_in(prompt)
+        if change == "session":
+            state["meta"]["session_id"] = "someone-else"
+        elif change == "drop_pending":
+            state["active_context"]["active_decisions"] = []
+        elif change == "too_big":
+            state["project_context"]["architecture"] = "word " * 20_000
+        return json.dumps(state)
+
+    return build
+
+
+@pytest.mark.parametrize(
+    ("change", "reason"),
+    [
+        ("session", "session id changed"),
+        ("drop_pending", "pending decisions dropped"),
+        ("too_big", "over the cap"),
+    ],
+)
+def test_integrity_violations_are_rejected(
+    project_dir: Path, store_url: str, caplog: pytest.LogCaptureFixture, change: str, reason: str
+) -> None:
+    with open_brain(project_dir, store_url) as brain:
+        brain.checkpoint("Question: Postgres or SQLite?")
+        sid = brain.session_id
+    with fake_provider("gemini", [("ok", _tamper(change))]) as g:
+        with open_brain(project_dir, store_url, gemini_api_key="g", gemini_base_url=g.url) as brain:
+            result = brain.checkpoint("Current task: z")
+            state = brain.resume().state
+    assert result.merged_by == "offline" and reason in caplog.text
+    assert state is not None and state.meta.session_id == sid
+    assert [d.question for d in state.active_context.active_decisions] == ["Postgres or SQLite?"]
+
+
+def test_429_is_retried_then_succeeds(project_dir: Path, store_url: str) -> None:
+    with fake_provider("gemini", [("status", 429), ("ok", good_answer("after retry"))]) as g:
+        with open_brain(project_dir, store_url, gemini_api_key="g", gemini_base_url=g.url) as brain:
+            result = brain.checkpoint("Current task: q")
+            tier = brain.merger.tiers[0]  # type: ignore[attr-defined]
+    assert result.merged_by.startswith("gemini") and len(g.requests) == 2 and tier.retries_used == 1
+
+
+def test_401_fails_over_at_once_with_a_clear_message(
+    project_dir: Path, store_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    with fake_provider("gemini", [("status", 401)]) as g, fake_provider("anthropic", [("status", 401)]) as a:
+        with open_brain(
+            project_dir,
+            store_url,
+            gemini_api_key="g",
+            gemini_base_url=g.url,
+            anthropic_api_key="a",
+            anthropic_base_url=a.url,
+        ) as brain:
+            assert brain.checkpoint("Current task: r").merged_by == "offline"
+    assert len(g.requests) == 1 and len(a.requests) == 1
+    assert "GEMINI_API_KEY was rejected" in caplog.text and "ANTHROPIC_API_KEY was rejected" in caplog.text
+
+
+def test_hang_past_the_timeout(project_dir: Path, store_url: str) -> None:
+    with (
+        fake_provider("gemini", [("hang", 5)]) as g,
+        open_brain(
+            project_dir, store_url, gemini_api_key="g", gemini_base_url=g.url, merge_timeout_seconds=0.5
+        ) as b,
+    ):
+        started = time.monotonic()
+        result = b.checkpoint("Current task: s")
+    assert result.merged_by == "offline"
+    assert len(g.requests) == 3 and time.monotonic() - started < 4.5
+
+
+def test_secrets_never_leave_the_machine(project_dir: Path, store_url: str) -> None:
+    secrets = ["sk-ant-api03-" + "Q" * 40, "AIzaSy" + "B" * 33, "ghp_" + "C" * 36, "hunter2hunter2"]
+    context = (
+        f"Current task: deploy with {secrets[0]}, {secrets[1]}, token {secrets[2]}, password={secrets[3]}"
+    )
+    with (
+        fake_provider("gemini", [("status", 500)]) as g,
+        fake_provider("anthropic", [("ok", good_answer("ok"))]) as a,
+        open_brain(
+            project_dir,
+            store_url,
+            gemini_api_key="g",
+            gemini_base_url=g.url,
+            anthropic_api_key="a",
+            anthropic_base_url=a.url,
+        ) as brain,
+    ):
+        brain.checkpoint(context)
+    bodies = b"".join(r.raw for r in g.requests + a.requests)
+    assert g.requests and a.requests and b"REDACTED" in bodies
+    db = Path(store_url.split("sqlite://", 1)[1])
+    stored = db.read_bytes() + (Path(f"{db}-wal").read_bytes() if Path(f"{db}-wal").exists() else b"")
+    for secret in secrets:
+        assert secret.encode() not in bodies and secret.encode() not in stored
+
+
+def test_sdk_base_url_environment_variables_still_work(
+    project_dir: Path, store_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with (
+        fake_provider("gemini", [("status", 500)]) as g,
+        fake_provider("anthropic", [("ok", good_answer("env"))]) as a,
+    ):
+        monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", g.url)
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", a.url)
+        with open_brain(project_dir, store_url, gemini_api_key="g", anthropic_api_key="a") as brain:
+            assert brain.checkpoint("Current task: t").merged_by.startswith("anthropic")
+    assert g.requests and a.requests
+
+
+def test_merge_mode_offline_never_calls_out(project_dir: Path, store_url: str) -> None:
+    with (
+        fake_provider("gemini", [("ok", good_answer("no"))]) as g,
+        open_brain(
+            project_dir, store_url, gemini_api_key="g", gemini_base_url=g.url, merge="offline"
+        ) as brain,
+    ):
+        assert brain.checkpoint("Current task: u").merged_by == "offline"
+    assert g.requests == []
+
+
+def test_background_refinement_and_a_concurrent_checkpoint(project_dir: Path, store_url: str) -> None:
+    with fake_provider("gemini", [("hang", 1.0), ("ok", good_answer("refined by gemini"))]) as g:
+        with open_brain(
+            project_dir, store_url, gemini_api_key="g", gemini_base_url=g.url, merge_timeout_seconds=0.5
+        ) as brain:
+            started = time.monotonic()
+            first = brain.checkpoint("Current task: refine me", wait=False)
+            assert time.monotonic() - started < 1.0
+            assert first.merged_by == "offline" and first.refining == "gemini:gemini-3.8-flash"
+            # Another writer lands while the refiner waits on the (slow) provider.
+            with open_brain(project_dir, store_url) as other:
+                other.checkpoint("Decided: keep the concurrent write.")
+            seen_refining = False
+            deadline = time.monotonic() + 20
+            while time.monotonic() < deadline:
+                status = brain.status()
+                seen_refining |= status.refining is not None
+                if status.merged_by and status.merged_by.startswith("gemini"):
+                    break
+                time.sleep(0.1)
+            status = brain.status()
+            assert status.merged_by == "gemini:gemini-3.8-flash", status
+            assert status.version == 3 and status.refining is None
+            state = brain.resume().state
+    assert state is not None and state.active_context.current_task == "refined by gemini"
+    # the refiner re-merged on the fresh state, so the concurrent decision survived
+    assert any("concurrent write" in (d.decision or "") for d in state.active_context.active_decisions)
+    assert seen_refining
