@@ -217,3 +217,26 @@ def test_change_feed_sees_another_process_within_a_second(
         assert received - change.at < 1.0, f"event arrived {received - change.at:.2f} s after the write"
     finally:
         sub.close()
+
+
+def test_observations_put_and_batched_get(backend: Backend) -> None:
+    from infinite_context.core.models import Observation
+
+    store = backend.open()
+    ids = [f"toolu_{i:04d}" for i in range(700)]  # more than one SQL batch
+    for i, tool_use_id in enumerate(ids):
+        store.put_observation(
+            SID,
+            Observation(
+                tool_use_id=tool_use_id, tool_name="Read", text=f"obs {i}", original_tokens=100, tokens=3
+            ),
+        )
+    found = store.get_observations(SID, [*ids, "toolu_missing"])
+    assert len(found) == 700 and "toolu_missing" not in found
+    assert found["toolu_0042"].text == "obs 42"
+    store.put_observation(
+        SID, Observation(tool_use_id="toolu_0042", tool_name="Read", text="new", original_tokens=1, tokens=1)
+    )
+    assert store.get_observations(SID, ["toolu_0042"])["toolu_0042"].text == "new"
+    assert store.get_observations("other-session", ["toolu_0042"]) == {}
+    assert store.get_observations(SID, []) == {}

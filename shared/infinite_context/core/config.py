@@ -87,6 +87,16 @@ class Settings(BaseSettings):
     merge_timeout_seconds: float = Field(60.0, gt=0, le=600, validation_alias=_env("merge_timeout_seconds"))
     llm_rebase_attempts: int = Field(3, ge=1, le=10, validation_alias=_env("llm_rebase_attempts"))
 
+    endless_mode: bool = Field(False, validation_alias=_env("endless_mode"))
+    transform_fallback: bool = Field(True, validation_alias=_env("transform_fallback"))
+    transform_timeout: int = Field(500, ge=1, le=60_000, validation_alias=_env("transform_timeout"))
+    transform_keep_recent: int = Field(0, ge=0, validation_alias=_env("transform_keep_recent"))
+    transform_keep_tools: str = Field(
+        "", validation_alias=_env("transform_keep_tools"), description="Comma-separated tools never replaced."
+    )
+    observation_max_tokens: int = Field(300, ge=50, le=4000, validation_alias=_env("observation_max_tokens"))
+    context_window: int | None = Field(None, ge=1000, validation_alias=_env("context_window"))
+
     @field_validator("log_level", mode="before")
     @classmethod
     def _upper(cls, value: object) -> object:

@@ -165,3 +165,19 @@ class DiffResult(_Model):
     to_version: int
     changes: list[FieldChange]
     unified: str
+
+
+# ---- transcripts / endless mode ---------------------------------------------------------------
+
+
+class Observation(_Model):
+    """A short stand-in for a heavy tool result, keyed by Claude Code's ``tool_use_id``."""
+
+    tool_use_id: str
+    tool_name: str
+    text: str
+    original_tokens: int
+    tokens: int
+    is_error: bool = False
+    created_at: datetime = Field(default_factory=utcnow)
+    source: str = "transcript"  # "hook" when stored by the PostToolUse hook

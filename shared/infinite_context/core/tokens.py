@@ -36,3 +36,14 @@ def count_tokens(text: str) -> int:
         else:
             total += 1
     return total
+
+
+FAST_EXACT_BELOW = 8_000
+
+
+def fast_count(text: str) -> int:
+    """``count_tokens`` for short texts, a calibrated characters-per-token estimate for long ones
+    (tool outputs in hot paths such as the transcript transform)."""
+    if len(text) < FAST_EXACT_BELOW:
+        return count_tokens(text)
+    return int(len(text) / CHARS_PER_TOKEN_FALLBACK) + 1

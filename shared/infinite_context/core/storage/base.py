@@ -26,7 +26,7 @@ from typing import Protocol
 from pydantic import ValidationError
 
 from ..errors import ConflictError, CorruptState, StorageError
-from ..models import HistoryEntry, LockInfo, ProjectState
+from ..models import HistoryEntry, LockInfo, Observation, ProjectState
 
 #: ``fn(current_state_or_None, next_version) -> HistoryEntry`` for version ``next_version``.
 UpdateFn = Callable[[ProjectState | None, int], HistoryEntry]
@@ -72,6 +72,13 @@ def parse_state(raw: bytes | str, *, session_id: str, where: str) -> ProjectStat
             f"the stored state of session {session_id} ({where}) is unreadable: {exc.errors()[0]['msg']}",
             fix="run `infinite-context rollback` to restore the last good version from history",
         ) from None
+
+
+def parse_observation(raw: bytes | str) -> Observation | None:
+    try:
+        return Observation.model_validate_json(raw)
+    except ValidationError:
+        return None
 
 
 def parse_entry(raw: bytes | str, *, session_id: str) -> HistoryEntry | None:
@@ -136,6 +143,14 @@ class BaseStore(abc.ABC):
     def replace_session(self, session_id: str, state: ProjectState, history: list[HistoryEntry]) -> None:
         """Make a session hold exactly ``state`` and ``history`` (versions kept), atomically.
         Used by ``store copy``; normal writes go through ``update_state``."""
+
+    @abc.abstractmethod
+    def put_observation(self, session_id: str, observation: Observation) -> None:
+        """Store (or replace) the observation of one tool use; durable when it returns."""
+
+    @abc.abstractmethod
+    def get_observations(self, session_id: str, tool_use_ids: list[str]) -> dict[str, Observation]:
+        """Batched lookup; ids without an observation are absent from the result."""
 
     @abc.abstractmethod
     def close(self) -> None: ...

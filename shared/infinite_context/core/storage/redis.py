@@ -10,6 +10,7 @@ session's keys share a slot and WATCH/MULTI works on a cluster):
 ``<p>:{<sid>}:lock``        string  advisory session lock: the owner, with a TTL
 ``<p>:{<sid>}:wlock``       string  short write mutex held by a writer's last CAS attempt
 ``<p>:{<sid>}:changes``     pubsub  change feed channel (a message per new version)
+``<p>:{<sid>}:observations`` hash   endless-mode observations, field = Claude Code tool_use_id
 ==========================  ======  ========================================================
 
 A write WATCHes ``version`` (and ``wlock``), reads, and in one MULTI/EXEC sets state and version,
@@ -33,8 +34,8 @@ from urllib.parse import urlsplit, urlunsplit
 import orjson
 
 from ..errors import ConflictError, StorageUnavailable
-from ..models import HistoryEntry, LockInfo, ProjectState
-from .base import BaseStore, Change, ChangeCallback, parse_entry
+from ..models import HistoryEntry, LockInfo, Observation, ProjectState
+from .base import BaseStore, Change, ChangeCallback, parse_entry, parse_observation
 
 log = logging.getLogger(__name__)
 _T = TypeVar("_T")
@@ -309,6 +310,23 @@ class RedisStore(BaseStore):
 
         self._guard(write)
         self._publish(session_id, state.meta.version)
+
+    # ---- observations -----------------------------------------------------------------------
+    def put_observation(self, session_id: str, observation: Observation) -> None:
+        key = self.key(session_id, "observations")
+        self._guard(lambda: self._client.hset(key, observation.tool_use_id, observation.model_dump_json()))
+
+    def get_observations(self, session_id: str, tool_use_ids: list[str]) -> dict[str, Observation]:
+        if not tool_use_ids:
+            return {}
+        key = self.key(session_id, "observations")
+        values = self._guard(lambda: self._client.hmget(key, tool_use_ids))
+        found: dict[str, Observation] = {}
+        for tool_use_id, raw in zip(tool_use_ids, values, strict=True):
+            parsed = parse_observation(raw) if raw is not None else None
+            if parsed is not None:
+                found[tool_use_id] = parsed
+        return found
 
     # ---- change feed ------------------------------------------------------------------------
     def subscribe(self, callback: ChangeCallback, session_id: str | None = None) -> _Listener:

@@ -20,11 +20,11 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from ..errors import StorageUnavailable
-from ..models import HistoryEntry, LockInfo, ProjectState
-from .base import BaseStore, Change, ChangeCallback, parse_entry
+from ..models import HistoryEntry, LockInfo, Observation, ProjectState
+from .base import BaseStore, Change, ChangeCallback, parse_entry, parse_observation
 from .sqlite_migrations import migrate
 
 log = logging.getLogger(__name__)
@@ -244,6 +244,33 @@ class SQLiteStore(BaseStore):
                 "INSERT INTO changes(session_id, version, kind, at) VALUES (?, ?, 'state', ?)",
                 (session_id, state.meta.version, now),
             )
+
+    # ---- observations -----------------------------------------------------------------------
+    def put_observation(self, session_id: str, observation: Observation) -> None:
+        with self._write_txn() as conn:
+            conn.execute(
+                "INSERT OR REPLACE INTO observations(session_id, tool_use_id, observation, created_at) "
+                "VALUES (?, ?, ?, ?)",
+                (session_id, observation.tool_use_id, observation.model_dump_json(), time.time()),
+            )
+
+    def get_observations(self, session_id: str, tool_use_ids: list[str]) -> dict[str, Observation]:
+        found: dict[str, Observation] = {}
+        for start in range(0, len(tool_use_ids), 500):  # stay under SQLite's variable limit
+            chunk = tool_use_ids[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            query = (
+                "SELECT tool_use_id, observation FROM observations "
+                f"WHERE session_id = ? AND tool_use_id IN ({marks})"
+            )
+            params = (session_id, *chunk)
+            with self._lock:
+                rows: list[Any] = self._guard(lambda: self._conn.execute(query, params).fetchall())  # noqa: B023
+            for tool_use_id, raw in rows:
+                parsed = parse_observation(raw)
+                if parsed is not None:
+                    found[str(tool_use_id)] = parsed
+        return found
 
     # ---- change feed ------------------------------------------------------------------------
     def subscribe(self, callback: ChangeCallback, session_id: str | None = None) -> _Poller:

@@ -38,6 +38,18 @@ MIGRATIONS: list[tuple[int, str]] = [
         );
         """,
     ),
+    (
+        2,
+        """
+        CREATE TABLE observations (
+            session_id  TEXT NOT NULL,
+            tool_use_id TEXT NOT NULL,
+            observation TEXT NOT NULL,
+            created_at  REAL NOT NULL,
+            PRIMARY KEY (session_id, tool_use_id)
+        ) WITHOUT ROWID;
+        """,
+    ),
 ]
 
 LATEST = MIGRATIONS[-1][0]

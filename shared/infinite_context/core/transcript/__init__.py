@@ -1,0 +1,1 @@
+"""Claude Code transcripts (JSONL), read-only: reader, context meter, observations, endless mode."""

@@ -1,0 +1,275 @@
+"""Streaming reader of Claude Code transcript JSONL files.
+
+Facts it relies on (no official schema exists; they hold for Claude Code 2.1.x):
+* one JSON object a line; ``type`` is user / assistant / system / progress / summary /
+  file-history-snapshot / queue-operation, and new types appear: unknown ones are counted and
+  skipped, malformed lines are counted, never fatal;
+* an assistant reply is split over several lines (one per content block) that repeat the same
+  ``message.id`` and ``usage``; the reader merges them into one ``AssistantEntry``;
+* ``tool_use`` blocks sit in assistant lines, ``tool_result`` blocks in user lines;
+* compaction writes a ``system``/``compact_boundary`` line then a ``user`` line with
+  ``isCompactSummary``; sidechain lines (``isSidechain``) belong to subagents;
+* very large tool results may live in ``<transcript stem>/tool-results/<tool_use_id>.txt``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+KNOWN_SKIPPED = {"progress", "file-history-snapshot", "queue-operation"}
+RECENT_REPLIES = 64
+
+
+@dataclass
+class ToolUse:
+    id: str
+    name: str
+    input: dict[str, Any]
+
+
+@dataclass
+class ToolResult:
+    tool_use_id: str
+    content: Any  # str or a list of content blocks, as written
+    is_error: bool = False
+    extra: dict[str, Any] | None = None  # Claude Code's toolUseResult object
+
+    def text(self) -> str:
+        return content_text(self.content)
+
+
+@dataclass
+class Usage:
+    input_tokens: int = 0
+    cache_creation_input_tokens: int = 0
+    cache_read_input_tokens: int = 0
+    output_tokens: int = 0
+
+    @property
+    def context_tokens(self) -> int:
+        return self.input_tokens + self.cache_creation_input_tokens + self.cache_read_input_tokens
+
+
+@dataclass
+class AssistantEntry:
+    line: int
+    uuid: str
+    message_id: str
+    model: str
+    is_sidechain: bool
+    usage: Usage
+    texts: list[str] = field(default_factory=list)
+    thinking: list[str] = field(default_factory=list)
+    tool_uses: list[ToolUse] = field(default_factory=list)
+    timestamp: str = ""
+    kind: str = "assistant"
+
+
+@dataclass
+class UserEntry:
+    line: int
+    uuid: str
+    is_sidechain: bool
+    texts: list[str] = field(default_factory=list)
+    tool_results: list[ToolResult] = field(default_factory=list)
+    is_compact_summary: bool = False
+    is_meta: bool = False
+    timestamp: str = ""
+    cwd: str = ""
+    kind: str = "user"
+
+
+@dataclass
+class SystemEntry:
+    line: int
+    uuid: str
+    subtype: str
+    compact_trigger: str | None = None
+    compact_pre_tokens: int | None = None
+    timestamp: str = ""
+    kind: str = "system"
+
+
+@dataclass
+class SummaryEntry:
+    line: int
+    summary: str
+    kind: str = "summary"
+
+
+Entry = AssistantEntry | UserEntry | SystemEntry | SummaryEntry
+
+
+@dataclass
+class ReadStats:
+    lines: int = 0
+    malformed: int = 0
+    unknown_types: dict[str, int] = field(default_factory=dict)
+    skipped: int = 0
+
+
+def content_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = []
+        for block in content:
+            if isinstance(block, dict):
+                if block.get("type") == "text":
+                    parts.append(str(block.get("text", "")))
+                elif block.get("type") == "image":
+                    parts.append("[image]")
+            elif isinstance(block, str):
+                parts.append(block)
+        return "\n".join(parts)
+    return "" if content is None else str(content)
+
+
+def _usage(raw: Any) -> Usage:
+    if not isinstance(raw, dict):
+        return Usage()
+    return Usage(
+        int(raw.get("input_tokens") or 0),
+        int(raw.get("cache_creation_input_tokens") or 0),
+        int(raw.get("cache_read_input_tokens") or 0),
+        int(raw.get("output_tokens") or 0),
+    )
+
+
+def _parse(number: int, obj: dict[str, Any]) -> Entry | None:
+    kind = obj.get("type")
+    if kind == "assistant":
+        message = obj.get("message") or {}
+        entry = AssistantEntry(
+            line=number,
+            uuid=str(obj.get("uuid", "")),
+            message_id=str(message.get("id") or obj.get("uuid", "")),
+            model=str(message.get("model", "")),
+            is_sidechain=bool(obj.get("isSidechain")),
+            usage=_usage(message.get("usage")),
+            timestamp=str(obj.get("timestamp", "")),
+        )
+        for block in message.get("content") or []:
+            if not isinstance(block, dict):
+                continue
+            btype = block.get("type")
+            if btype == "text":
+                entry.texts.append(str(block.get("text", "")))
+            elif btype == "thinking":
+                entry.thinking.append(str(block.get("thinking", "")))
+            elif btype == "tool_use":
+                entry.tool_uses.append(
+                    ToolUse(str(block.get("id")), str(block.get("name")), block.get("input") or {})
+                )
+        return entry
+    if kind == "user":
+        message = obj.get("message") or {}
+        content = message.get("content")
+        user = UserEntry(
+            line=number,
+            uuid=str(obj.get("uuid", "")),
+            is_sidechain=bool(obj.get("isSidechain")),
+            is_compact_summary=bool(obj.get("isCompactSummary")),
+            is_meta=bool(obj.get("isMeta")),
+            timestamp=str(obj.get("timestamp", "")),
+            cwd=str(obj.get("cwd", "")),
+        )
+        if isinstance(content, str):
+            user.texts.append(content)
+        elif isinstance(content, list):
+            extra = obj.get("toolUseResult") if isinstance(obj.get("toolUseResult"), dict) else None
+            for block in content:
+                if not isinstance(block, dict):
+                    continue
+                if block.get("type") == "tool_result":
+                    user.tool_results.append(
+                        ToolResult(
+                            str(block.get("tool_use_id")),
+                            block.get("content"),
+                            bool(block.get("is_error")),
+                            extra,
+                        )
+                    )
+                elif block.get("type") == "text":
+                    user.texts.append(str(block.get("text", "")))
+        return user
+    if kind == "system":
+        meta = obj.get("compactMetadata") or {}
+        return SystemEntry(
+            line=number,
+            uuid=str(obj.get("uuid", "")),
+            subtype=str(obj.get("subtype", "")),
+            compact_trigger=meta.get("trigger"),
+            compact_pre_tokens=meta.get("preTokens"),
+            timestamp=str(obj.get("timestamp", "")),
+        )
+    if kind == "summary":
+        return SummaryEntry(line=number, summary=str(obj.get("summary", "")))
+    return None
+
+
+class TranscriptReader:
+    """Iterate a transcript's entries (assistant replies merged); ``stats`` fills as it goes."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self.stats = ReadStats()
+
+    def raw_lines(self) -> Iterator[tuple[int, bytes, dict[str, Any] | None]]:
+        """(line number, original bytes, parsed object or None if malformed)."""
+        with open(self.path, "rb") as handle:
+            for number, raw in enumerate(handle, 1):
+                self.stats.lines += 1
+                if not raw.strip():
+                    yield number, raw, None
+                    continue
+                try:
+                    obj = orjson.loads(raw)
+                except orjson.JSONDecodeError:
+                    self.stats.malformed += 1
+                    yield number, raw, None
+                    continue
+                yield number, raw, obj if isinstance(obj, dict) else None
+
+    def __iter__(self) -> Iterator[Entry]:
+        # Parallel tool calls interleave a reply's lines with tool results, so lines are merged by
+        # message.id, not adjacency: a later line folds into the entry already yielded (kept in a
+        # small recent-ids map, so memory stays flat on huge files).
+        recent: dict[str, AssistantEntry] = {}
+        for number, _raw, obj in self.raw_lines():
+            if obj is None:
+                continue
+            entry = _parse(number, obj)
+            if entry is None:
+                kind = str(obj.get("type"))
+                if kind in KNOWN_SKIPPED:
+                    self.stats.skipped += 1
+                else:
+                    self.stats.unknown_types[kind] = self.stats.unknown_types.get(kind, 0) + 1
+                continue
+            if isinstance(entry, AssistantEntry):
+                known = recent.get(entry.message_id)
+                if known is not None:
+                    known.texts += entry.texts
+                    known.thinking += entry.thinking
+                    known.tool_uses += entry.tool_uses
+                    known.usage = entry.usage  # every split line repeats it; keep the last
+                    continue
+                recent[entry.message_id] = entry
+                if len(recent) > RECENT_REPLIES:
+                    recent.pop(next(iter(recent)))
+            yield entry
+
+
+def sidecar_path(transcript: Path, tool_use_id: str) -> Path:
+    return transcript.with_suffix("") / "tool-results" / f"{tool_use_id}.txt"
+
+
+def subagent_files(transcript: Path) -> list[Path]:
+    folder = transcript.with_suffix("") / "subagents"
+    return sorted(folder.glob("*.jsonl")) if folder.is_dir() else []

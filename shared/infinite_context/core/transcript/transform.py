@@ -1,0 +1,202 @@
+"""Endless mode's transform layer: heavy tool results replaced by observations, in memory.
+
+``transform(messages)`` takes transcript message objects (parsed JSONL lines) and returns a
+new list; the input objects are never modified (changed messages are copied, the rest are the
+same objects). The N newest tool uses stay whole. Each replaced result says, in one line, its
+original size and how to get it back. Stored observations (from the PostToolUse hook) are looked
+up in one batch under a time limit; missing ones are built on the fly from the transcript.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..models import Observation
+from ..tokens import fast_count
+from .observe import DEFAULT_MAX_TOKENS, build_observation
+from .reader import content_text
+
+Lookup = Callable[[list[str]], dict[str, Observation]]
+MARKER = "[endless-mode observation]"
+
+
+@dataclass
+class TransformOptions:
+    keep_recent: int = 0
+    fallback: bool = True  # an observation that cannot be had keeps the original
+    timeout_ms: int = 500
+    max_tokens: int = DEFAULT_MAX_TOKENS
+    #: tools whose results are never replaced (e.g. {"TodoWrite"})
+    keep_tools: frozenset[str] = frozenset()
+
+
+@dataclass
+class ToolStats:
+    results: int = 0
+    replaced: int = 0
+    tokens_before: int = 0
+    tokens_after: int = 0
+
+
+@dataclass
+class TransformStats:
+    per_tool: dict[str, ToolStats] = field(default_factory=dict)
+    replaced: int = 0
+    kept_recent: int = 0
+    kept_small: int = 0
+    fallbacks: int = 0
+    from_store: int = 0
+    built: int = 0
+    elapsed_ms: float = 0.0
+
+    @property
+    def tokens_before(self) -> int:
+        return sum(s.tokens_before for s in self.per_tool.values())
+
+    @property
+    def tokens_after(self) -> int:
+        return sum(s.tokens_after for s in self.per_tool.values())
+
+    @property
+    def ratio(self) -> float:
+        return self.tokens_after / self.tokens_before if self.tokens_before else 1.0
+
+
+def replacement_text(obs: Observation, original_tokens: int) -> str:
+    return (
+        f"{MARKER} {obs.text}\n"
+        f"(original {original_tokens:,} tokens; get it back with `infinite-context transcript expand "
+        f"{obs.tool_use_id}` or the MCP tool `expand`)"
+    )
+
+
+def _tool_uses(messages: list[dict[str, Any]]) -> dict[str, tuple[str, dict[str, Any]]]:
+    found: dict[str, tuple[str, dict[str, Any]]] = {}
+    for msg in messages:
+        if msg.get("type") != "assistant":
+            continue
+        for block in (msg.get("message") or {}).get("content") or []:
+            if isinstance(block, dict) and block.get("type") == "tool_use":
+                found[str(block.get("id"))] = (str(block.get("name")), block.get("input") or {})
+    return found
+
+
+def _lookup_with_timeout(lookup: Lookup | None, ids: list[str], timeout_ms: int) -> dict[str, Observation]:
+    if lookup is None or not ids:
+        return {}
+    pool = ThreadPoolExecutor(max_workers=1)
+    future = pool.submit(lookup, ids)
+    try:
+        return future.result(timeout=timeout_ms / 1000)
+    except (FutureTimeout, Exception):
+        return {}
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
+
+
+def transform(
+    messages: list[dict[str, Any]], lookup: Lookup | None = None, options: TransformOptions | None = None
+) -> tuple[list[dict[str, Any]], TransformStats]:
+    started = time.perf_counter()
+    opts = options or TransformOptions()
+    stats = TransformStats()
+    uses = _tool_uses(messages)
+    order = list(uses)
+    recent = set(order[-opts.keep_recent :]) if opts.keep_recent > 0 else set()
+
+    candidates: list[str] = []
+    for msg in messages:
+        if msg.get("type") == "user":
+            for block in _result_blocks(msg):
+                tid = str(block.get("tool_use_id"))
+                if tid not in recent and uses.get(tid, ("?",))[0] not in opts.keep_tools:
+                    candidates.append(tid)
+    stored = _lookup_with_timeout(lookup, candidates, opts.timeout_ms)
+
+    out: list[dict[str, Any]] = []
+    for msg in messages:
+        blocks = _result_blocks(msg) if msg.get("type") == "user" else []
+        if not blocks:
+            out.append(msg)
+            continue
+        new_content: list[Any] = []
+        changed = False
+        for block in (msg.get("message") or {}).get("content") or []:
+            if not (isinstance(block, dict) and block.get("type") == "tool_result"):
+                new_content.append(block)
+                continue
+            replaced = _replace(block, uses, recent, stored, opts, stats)
+            changed |= replaced is not block
+            new_content.append(replaced)
+        if changed:
+            copy = dict(msg)
+            copy["message"] = {**msg["message"], "content": new_content}
+            out.append(copy)
+        else:
+            out.append(msg)
+    stats.elapsed_ms = (time.perf_counter() - started) * 1000
+    return out, stats
+
+
+def _result_blocks(msg: dict[str, Any]) -> list[dict[str, Any]]:
+    content = (msg.get("message") or {}).get("content")
+    if not isinstance(content, list):
+        return []
+    return [b for b in content if isinstance(b, dict) and b.get("type") == "tool_result"]
+
+
+def _replace(
+    block: dict[str, Any],
+    uses: dict[str, tuple[str, dict[str, Any]]],
+    recent: set[str],
+    stored: dict[str, Observation],
+    opts: TransformOptions,
+    stats: TransformStats,
+) -> dict[str, Any]:
+    tid = str(block.get("tool_use_id"))
+    name, tool_input = uses.get(tid, ("unknown", {}))
+    text = content_text(block.get("content"))
+    before = fast_count(text)
+    tool = stats.per_tool.setdefault(name, ToolStats())
+    tool.results += 1
+    tool.tokens_before += before
+    keep = block
+    if tid in recent:
+        stats.kept_recent += 1
+    elif name in opts.keep_tools or text.startswith(MARKER):
+        pass
+    else:
+        obs = stored.get(tid)
+        if obs is not None:
+            stats.from_store += 1
+        else:
+            try:
+                obs = build_observation(
+                    tid,
+                    name,
+                    tool_input,
+                    text,
+                    is_error=bool(block.get("is_error")),
+                    max_tokens=opts.max_tokens,
+                )
+                stats.built += 1
+            except Exception:
+                obs = None
+                stats.fallbacks += 1
+        if obs is not None:
+            new_text = replacement_text(obs, before)
+            if fast_count(new_text) < before:
+                keep = {**block, "content": new_text}
+                stats.replaced += 1
+                tool.replaced += 1
+            else:
+                stats.kept_small += 1
+        elif not opts.fallback:
+            keep = {**block, "content": f"{MARKER} {name} result omitted ({before:,} tokens)"}
+    tool.tokens_after += fast_count(content_text(keep.get("content"))) if keep is not block else before
+    return keep
