@@ -14,12 +14,12 @@ from ..conftest import PYTHON, cli_env
 
 
 @asynccontextmanager
-async def mcp_session(project_dir: Path, store_url: str) -> AsyncIterator[ClientSession]:
+async def mcp_session(project_dir: Path, store_url: str, **env: str) -> AsyncIterator[ClientSession]:
     params = StdioServerParameters(
         command=PYTHON,
         args=["-m", "infinite_context.server", "mcp"],
         cwd=str(project_dir),
-        env=cli_env(store_url),
+        env=cli_env(store_url, **env),
     )
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
         init = await session.initialize()

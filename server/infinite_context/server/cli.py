@@ -12,10 +12,12 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from infinite_context.core.config import Settings, load_settings
 from infinite_context.core.errors import InfiniteContextError, InvalidInput
+
+if TYPE_CHECKING:
+    from infinite_context.core.config import Settings
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -71,10 +73,31 @@ def _parser() -> argparse.ArgumentParser:
         "--from", dest="source", required=True, metavar="URL", help="sqlite:///... or redis://..."
     )
     copy.add_argument("--to", dest="destination", required=True, metavar="URL")
+
+    hook = sub.add_parser("hook", help="Claude Code hook handler (JSON on stdin; always exits 0)")
+    hook.add_argument("event", metavar="EVENT", help="post-tool-use (or Claude Code's name, PostToolUse)")
+
+    tr = sub.add_parser("transcript", help="Claude Code transcripts: context meter, endless mode")
+    trs = tr.add_subparsers(dest="transcript_command", required=True, metavar="ACTION")
+    st = trs.add_parser("stats", help="context meter and what endless mode would save")
+    st.add_argument(
+        "file", nargs="?", metavar="FILE", help="a .jsonl transcript (default: the project's live one)"
+    )
+    st.add_argument("--plot", metavar="OUT", help="also draw the context curve to OUT.png / OUT.svg")
+    co = trs.add_parser("compress", help="write a copy with tool outputs replaced by observations")
+    co.add_argument("file", metavar="FILE")
+    co.add_argument("-o", "--output", required=True, metavar="OUT")
+    ex = trs.add_parser("expand", help="print the original output of one tool use")
+    ex.add_argument("tool_use_id", metavar="TOOL_USE_ID")
+    ex.add_argument("--file", metavar="F", help="the transcript (default: the project's, newest first)")
+    ex.add_argument("--offset", type=int, default=0, metavar="N", help="start at this character")
+    ex.add_argument("--all", action="store_true", help="print every page, not just the first")
     return parser
 
 
 def _settings(args: argparse.Namespace) -> Settings:
+    from infinite_context.core.config import load_settings
+
     return load_settings(project_root=Path(args.project) if args.project else None)
 
 
@@ -246,6 +269,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 
 
 def cmd_store(args: argparse.Namespace) -> int:
+    from infinite_context.core.config import load_settings
     from infinite_context.core.storage import open_store
     from infinite_context.core.storage.copy import copy_all
 
@@ -269,6 +293,84 @@ def cmd_store(args: argparse.Namespace) -> int:
     return 0
 
 
+def _project_root(args: argparse.Namespace, settings: Settings) -> Path:
+    return settings.project_root or Path.cwd()
+
+
+def _store_lookup(args: argparse.Namespace, settings: Settings) -> Any:
+    """Stored observations are per project: used when the transcript is the project's own."""
+    if args.file is not None and args.project is None:
+        return None, None
+    from infinite_context.core.brain import ProjectBrain
+    from infinite_context.core.transcript.service import store_lookup
+
+    brain = ProjectBrain.open(settings=settings)
+    return brain, store_lookup(brain)
+
+
+def cmd_transcript(args: argparse.Namespace) -> int:
+    from infinite_context.core.transcript import service
+
+    settings = _settings(args)
+    action = args.transcript_command
+    if action == "expand":
+        root = None if args.file else _project_root(args, settings)
+        first = service.expand(args.tool_use_id, args.file, root, args.offset)
+        pages = [first]
+        while args.all and pages[-1].next_offset is not None:
+            pages.append(service.expand(args.tool_use_id, args.file, root, pages[-1].next_offset))
+
+        def show_expand() -> None:
+            for page in pages:
+                sys.stdout.write(page.text)
+            sys.stdout.write("\n")
+            last = pages[-1]
+            if last.next_offset is not None:
+                sys.stderr.write(
+                    f"(showing up to character {last.next_offset:,} of {last.total_chars:,}; "
+                    f"--offset {last.next_offset} for more, or --all)\n"
+                )
+
+        _emit(args, pages[0] if len(pages) == 1 else {"pages": pages}, show_expand)
+        return 0
+    brain, lookup = _store_lookup(args, settings)
+    try:
+        if action == "compress":
+            report = service.compress(args.file, args.output, settings, lookup)
+            from .text import compress_text
+
+            _emit(args, report, lambda: _console().print(compress_text(report)))
+            return 0
+        root = None if args.file else _project_root(args, settings)
+        stats = service.transcript_stats(args.file, root, settings, lookup)
+    finally:
+        if brain is not None:
+            brain.close()
+    chart = None
+    if args.plot:
+        from infinite_context.core.transcript.plot import plot_context
+
+        chart = plot_context(stats, args.plot)
+
+    def show_stats() -> None:
+        from .text import stats_tables
+
+        console = _console()
+        for renderable in stats_tables(stats):
+            console.print(renderable)
+        if chart is not None:
+            console.print(f"Chart written to {chart}")
+
+    _emit(args, stats, show_stats)
+    return 0
+
+
+def cmd_hook(args: argparse.Namespace) -> int:
+    from .hooks import run_hook
+
+    return run_hook(args.event, sys.stdin.buffer.read(), Path(args.project) if args.project else None)
+
+
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "mcp": cmd_mcp,
     "checkpoint": cmd_checkpoint,
@@ -280,6 +382,8 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "diff": cmd_diff,
     "doctor": cmd_doctor,
     "store": cmd_store,
+    "transcript": cmd_transcript,
+    "hook": cmd_hook,
 }
 
 
@@ -287,6 +391,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     from infinite_context.core.logs import setup_logging
 
+    if args.command == "hook":
+        # A hook must not fail on our settings either: log level straight from the environment.
+        import os
+
+        setup_logging(os.environ.get("INFINITE_CONTEXT_LOG_LEVEL") or os.environ.get("LOG_LEVEL") or "INFO")
+        return cmd_hook(args)
     try:
         setup_logging(_settings(args).log_level)
         return COMMANDS[args.command](args)

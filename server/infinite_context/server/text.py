@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from infinite_context.core.models import (
     CheckpointResult,
     DiffResult,
@@ -9,6 +11,10 @@ from infinite_context.core.models import (
     RollbackResult,
     StatusReport,
 )
+
+if TYPE_CHECKING:
+    from infinite_context.core.transcript.meter import ContextMeter
+    from infinite_context.core.transcript.service import CompressReport, TranscriptStats
 
 
 def checkpoint_text(r: CheckpointResult) -> str:
@@ -60,3 +66,73 @@ def diff_text(r: DiffResult) -> str:
     if not r.changes:
         return f"Versions {r.from_version} and {r.to_version} hold the same content."
     return r.unified
+
+
+def meter_text(m: ContextMeter) -> str:
+    if m.context_tokens is None:
+        return f"No usage yet in {m.transcript} (window {m.context_window:,} tokens)."
+    lines = [
+        f"Context: {m.context_tokens:,} of {m.context_window:,} tokens ({m.percent:.1f}%), "
+        f"model {m.model or '?'}",
+        f"Compactions so far: {len(m.compactions)}",
+    ]
+    if m.by_category:
+        lines.append(
+            "Since the last compaction (estimated): "
+            + ", ".join(f"{k} {v:,}" for k, v in list(m.by_category.items())[:8])
+        )
+    return "\n".join(lines)
+
+
+def compress_text(r: CompressReport) -> str:
+    saved = r.tool_tokens_before - r.tool_tokens_after
+    return (
+        f"Wrote {r.output}: {r.lines_changed} of {r.lines} lines changed (tool results only); "
+        f"tool output {r.tool_tokens_before:,} -> {r.tool_tokens_after:,} tokens ({saved:,} saved). "
+        f"{r.source} is untouched."
+    )
+
+
+def stats_tables(s: TranscriptStats) -> list[Any]:
+    """rich renderables: the meter, then what endless mode would save per tool."""
+    from rich.table import Table
+
+    head = Table(title=f"Context of {s.transcript}", show_header=False)
+    current = f"{s.context_tokens:,}" if s.context_tokens is not None else "no usage yet"
+    head.add_row("context now", f"{current} of {s.context_window:,} tokens ({s.model or '?'})")
+    for c in s.compactions:
+        measured = f"{c['measured']:,}" if c.get("measured") else "?"
+        pre = f"{c['pre_tokens']:,}" if c.get("pre_tokens") else "?"
+        head.add_row(
+            f"compaction at line {c['line']}",
+            f"{c.get('trigger') or '?'}: Claude Code {pre}, meter {measured}",
+        )
+    for category, tokens in list(s.by_category.items())[:10]:
+        head.add_row(f"  {category}", f"{tokens:,} (estimated)")
+    if s.malformed_lines:
+        head.add_row("malformed lines skipped", str(s.malformed_lines))
+
+    tools = Table(title="Endless mode: tool outputs replaced by observations")
+    for column in ("tool", "results", "replaced", "tokens before", "tokens after", "saved"):
+        tools.add_column(column, justify="left" if column == "tool" else "right")
+    for t in s.per_tool:
+        saved = 1 - t.tokens_after / t.tokens_before if t.tokens_before else 0.0
+        tools.add_row(
+            t.tool,
+            str(t.results),
+            str(t.replaced),
+            f"{t.tokens_before:,}",
+            f"{t.tokens_after:,}",
+            f"{saved:.0%}",
+        )
+    tools.add_row(
+        "all",
+        str(sum(t.results for t in s.per_tool)),
+        str(s.replaced),
+        f"{s.tool_tokens_before:,}",
+        f"{s.tool_tokens_after:,}",
+        f"{s.reduction:.0%}",
+        style="bold",
+    )
+    tools.caption = f"transform {s.transform_ms:.0f} ms; fallbacks {s.fallbacks}"
+    return [head, tools]

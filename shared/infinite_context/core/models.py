@@ -23,7 +23,9 @@ def utcnow() -> datetime:
 class _Model(BaseModel):
     # Unknown keys are ignored rather than fatal: a state written by a newer version (or an LLM
     # that adds a field) must still load.
-    model_config = ConfigDict(extra="ignore", validate_assignment=False)
+    # defer_build: schemas are built on first use, not at import (hooks and the MCP server start
+    # on every Claude Code session; most runs touch only a few models).
+    model_config = ConfigDict(extra="ignore", validate_assignment=False, defer_build=True)
 
 
 class Meta(_Model):

@@ -12,29 +12,29 @@ from __future__ import annotations
 
 import re
 
-_PIECE = re.compile(r"[A-Za-z]+|\d+|[^\sA-Za-z\d]|\s+")
 _EXACT_LIMIT = 400_000
 CHARS_PER_TOKEN_FALLBACK = 3.6
+# The text splits into pieces: letter runs, digit runs, single other characters, whitespace runs.
+# Counting each kind with one C-level regex pass is ~5x faster than walking the pieces in Python.
+_LETTERS = re.compile(r"[A-Za-z]+")
+_LONG_LETTERS = re.compile(r"[A-Za-z]{7,}")  # matches only whole runs: a run's tail is shorter
+_DIGITS = re.compile(r"\d+")
+_LONG_DIGITS = re.compile(r"\d{4,}")
+_OTHER = re.compile(r"[^\sA-Za-z\d]")
+_INDENT = re.compile(r"\s{5,}")  # shorter whitespace runs cost nothing
 
 
 def count_tokens(text: str) -> int:
+    """Letter runs: 1 token up to 6 letters, else one per 4; digits: one per 3; every other
+    non-space character: 1; whitespace runs: one per 4 after the first character."""
     if not text:
         return 0
     if len(text) > _EXACT_LIMIT:
         return int(len(text) / CHARS_PER_TOKEN_FALLBACK) + 1
-    total = 0
-    for match in _PIECE.finditer(text):
-        piece = match.group()
-        first = piece[0]
-        if first.isspace():
-            # Runs of spaces (indentation) merge into a few tokens; a single space joins the word.
-            total += (len(piece) - 1) // 4 if len(piece) > 1 else 0
-        elif first.isalpha():
-            total += 1 if len(piece) <= 6 else (len(piece) + 3) // 4
-        elif first.isdigit():
-            total += (len(piece) + 2) // 3
-        else:
-            total += 1
+    total = len(_LETTERS.findall(text)) + len(_DIGITS.findall(text)) + len(_OTHER.findall(text))
+    total += sum((len(w) + 3) // 4 - 1 for w in _LONG_LETTERS.findall(text))
+    total += sum((len(d) + 2) // 3 - 1 for d in _LONG_DIGITS.findall(text))
+    total += sum((len(ws) - 1) // 4 for ws in _INDENT.findall(text))
     return total
 
 

@@ -12,6 +12,7 @@ import threading
 import time
 from collections.abc import Callable
 from importlib import resources
+from pathlib import Path
 from typing import Annotated, TypeVar
 
 from mcp.server.mcpserver import MCPServer
@@ -134,6 +135,43 @@ def build_server(factory: Callable[[], ProjectBrain]) -> tuple[MCPServer, BrainH
         result = _call(lambda b: b.diff(from_version, to_version))
         return _reply(text.diff_text(result), result)
 
+    @app.tool(
+        description="The original output of a tool use that endless mode replaced by an observation "
+        "(paged: pass next_offset for more)."
+    )
+    def expand(
+        tool_use_id: Annotated[str, Field(min_length=1, description="The id, e.g. toolu_01ABC...")],
+        offset: Annotated[int, Field(ge=0, description="Start at this character.")] = 0,
+    ) -> CallToolResult:
+        from infinite_context.core.transcript.service import expand as expand_output
+
+        result = _call(lambda b: expand_output(tool_use_id, None, _transcript_root(b), offset))
+        more = (
+            f"\n\n[characters {result.offset:,}-{result.next_offset:,} of {result.total_chars:,}; "
+            f"call expand with offset={result.next_offset} for more]"
+            if result.next_offset is not None
+            else ""
+        )
+        return _reply(result.text + more, result)
+
+    @app.tool(description="How full this Claude Code session's context window is, by category.")
+    def context_meter() -> CallToolResult:
+        from infinite_context.core.transcript.service import context_meter as measure
+
+        result = _call(lambda b: measure(None, _transcript_root(b), b.settings))
+        return CallToolResult(
+            content=[TextContent(type="text", text=text.meter_text(result))],
+            structured_content={
+                "context_tokens": result.context_tokens,
+                "context_window": result.context_window,
+                "percent": result.percent,
+                "model": result.model,
+                "compactions": len(result.compactions),
+                "by_category": result.by_category,
+                "transcript": result.transcript,
+            },
+        )
+
     @app.prompt(name="checkpoint", description="Save this session's progress into the project brain.")
     def checkpoint_prompt(note: str = "") -> str:
         extra = f"\nAlso record: {note}" if note else ""
@@ -169,6 +207,11 @@ def build_server(factory: Callable[[], ProjectBrain]) -> tuple[MCPServer, BrainH
         return state.model_dump_json(indent=2) if state is not None else "null"
 
     return app, holder
+
+
+def _transcript_root(brain: ProjectBrain) -> Path:
+    """Claude Code keys transcripts on the folder it started in, which is this server's cwd."""
+    return brain.settings.project_root or Path.cwd()
 
 
 def _version() -> str:

@@ -22,10 +22,20 @@ def transcripts_dir(project_root: Path | str) -> Path:
     return claude_config_dir() / "projects" / project_slug(project_root)
 
 
+def all_transcripts(project_root: Path | str) -> list[Path]:
+    """The project's session transcripts, newest (by modification time) first. Claude Code keys
+    them on the folder it was started in: the given folder, else the project's root above it."""
+    from ..project import find_root
+
+    start = Path(project_root).expanduser().absolute()
+    found: list[Path] = []
+    for folder in dict.fromkeys([transcripts_dir(start), transcripts_dir(find_root(start))]):
+        if folder.is_dir():
+            found += [p for p in folder.glob("*.jsonl") if p.is_file()]
+    return sorted(found, key=lambda p: p.stat().st_mtime, reverse=True)
+
+
 def live_transcript(project_root: Path | str) -> Path | None:
-    """The newest ``.jsonl`` (by modification time) of the project, or None."""
-    folder = transcripts_dir(project_root)
-    if not folder.is_dir():
-        return None
-    candidates = [p for p in folder.glob("*.jsonl") if p.is_file()]
-    return max(candidates, key=lambda p: p.stat().st_mtime) if candidates else None
+    """The newest ``.jsonl`` of the project (the session being written), or None."""
+    found = all_transcripts(project_root)
+    return found[0] if found else None

@@ -18,24 +18,37 @@ from ..redact import redact
 from ..tokens import count_tokens, fast_count
 
 DEFAULT_MAX_TOKENS = 300
+LINE_CHARS = 140  # one quoted output line at most
 _DEFINITION = re.compile(
     r"^\s*(?:export\s+)?(?:async\s+)?(?:pub\s+)?(?:def|class|function|func|fn|struct|interface|enum|trait|impl|"
     r"module|defmodule|defp?|type|const|let)\s+([A-Za-z_][\w.]*)"
 )
 _NUMBERED = re.compile(r"^\s*(\d+)[→\t]")
+# Lines worth keeping from a command's output: real failures, not the word "error" in a log line.
 _ERROR_LINE = re.compile(
-    r"(error|exception|traceback|failed|failure|panic|fatal|denied|not found|\bFAIL\b)", re.I
+    r"(\berror\b\s*[:\[(]|\w*Error\b:|\bException\b|Traceback|\bFAIL(?:ED)?\b|\bpanic(?:ked)?\b|"
+    r"\bfatal\b:|permission denied|no such file|command not found|\b[1-9]\d* failures?\b)",
+    re.I,
 )
+_EXIT = re.compile(r"exit code[: ]+(\d+)", re.I)
 
 
 def _lines(text: str) -> list[str]:
     return text.splitlines()
 
 
+def _clip(line: str, chars: int = LINE_CHARS) -> str:
+    line = line.strip()
+    return line if len(line) <= chars else line[: chars - 1] + "…"
+
+
 def _trim(text: str, max_tokens: int) -> str:
+    if len(text) <= max_tokens:  # every token spans at least one character
+        return text
+    # No token spans more than ~8 characters, so a longer prefix never fits: search below that.
+    text = text[: max_tokens * 8]
     if count_tokens(text) <= max_tokens:
         return text
-    # Binary search on characters: count_tokens is monotone enough for this.
     lo, hi = 0, len(text)
     while lo < hi:
         mid = (lo + hi + 1) // 2
@@ -47,39 +60,52 @@ def _trim(text: str, max_tokens: int) -> str:
 
 
 def _tail(lines: list[str], n: int) -> list[str]:
-    return [ln for ln in lines if ln.strip()][-n:]
+    return [_clip(ln) for ln in lines if ln.strip()][-n:]
+
+
+def _head(lines: list[str], n: int) -> list[str]:
+    return [_clip(ln) for ln in lines if ln.strip()][:n]
 
 
 def _read(inp: dict[str, Any], text: str, extra: dict[str, Any]) -> str:
     path = inp.get("file_path", "?")
     lines = _lines(text)
-    numbers = [int(m.group(1)) for ln in lines if (m := _NUMBERED.match(ln))]
-    span = f"lines {numbers[0]}-{numbers[-1]}" if numbers else f"{len(lines)} lines"
-    body = [_NUMBERED.sub("", ln) for ln in lines]
-    names = list(dict.fromkeys(m.group(1) for ln in body if (m := _DEFINITION.match(ln))))
-    out = [f"Read {path} ({span}, {len(lines)} lines)"]
+    numbers = [int(m.group(1)) for ln in (lines[0], lines[-1]) if (m := _NUMBERED.match(ln))] if lines else []
+    span = f"lines {numbers[0]}-{numbers[-1]}" if len(numbers) == 2 else f"{len(lines)} lines"
+    names: list[str] = []
+    for ln in lines:
+        m = _DEFINITION.match(_NUMBERED.sub("", ln, count=1))
+        if m and m.group(1) not in names:
+            names.append(m.group(1))
+    out = f"Read {path} ({span})"
     if names:
-        out.append("Definitions: " + ", ".join(names[:25]))
-    else:
-        out.append("Starts: " + " | ".join(ln.strip() for ln in body[:3] if ln.strip())[:200])
-    return "\n".join(out)
+        shown = ", ".join(names[:12]) + (f" +{len(names) - 12} more" if len(names) > 12 else "")
+        return f"{out}; defines {shown}"
+    first = next((_NUMBERED.sub("", ln, count=1).strip() for ln in lines if ln.strip()), "")
+    return f"{out}; starts: {_clip(first, 100)}" if first else out
 
 
 def _bash(inp: dict[str, Any], text: str, extra: dict[str, Any]) -> str:
-    command = str(inp.get("command", "?"))
+    command = _clip(str(inp.get("command", "?")), 200)
     stdout = str(extra.get("stdout", text)) if extra else text
     stderr = str(extra.get("stderr", "")) if extra else ""
-    interrupted = bool(extra.get("interrupted")) if extra else False
-    exit_match = re.search(r"exit code[: ]+(\d+)", text, re.I)
-    status = "interrupted" if interrupted else (f"exit {exit_match.group(1)}" if exit_match else "done")
-    lines = _lines(stdout + ("\n" + stderr if stderr else ""))
-    errors = [ln.strip() for ln in lines if _ERROR_LINE.search(ln)][:8]
-    out = [f"$ {command[:300]}", f"Status: {status}; {len(lines)} output lines"]
+    exit_match = _EXIT.search(text[:200])
+    if extra and extra.get("interrupted"):
+        status = "interrupted"
+    elif exit_match:
+        status = f"exit {exit_match.group(1)}"
+    else:
+        status = "ok"
+    lines = [ln for ln in _lines(stdout + ("\n" + stderr if stderr else "")) if ln.strip()]
+    out = [f"$ {command}", f"{status}, {len(lines)} lines"]
+    errors = [_clip(ln) for ln in lines if _ERROR_LINE.search(ln)]
     if errors:
-        out.append("Error lines:\n" + "\n".join(errors))
-    tail = _tail(lines, 5)
+        out.append(
+            "errors: " + " | ".join(errors[:3]) + (f" (+{len(errors) - 3})" if len(errors) > 3 else "")
+        )
+    tail = _tail(lines, 3)
     if tail:
-        out.append("Last lines:\n" + "\n".join(t[:200] for t in tail))
+        out.append("last: " + " | ".join(tail))
     return "\n".join(out)
 
 
@@ -87,30 +113,28 @@ def _grep(inp: dict[str, Any], text: str, extra: dict[str, Any]) -> str:
     lines = [ln for ln in _lines(text) if ln.strip()]
     files = Counter(ln.split(":", 1)[0] for ln in lines if ":" in ln) or Counter(lines)
     head = f"Grep '{inp.get('pattern', '?')}'" + (f" in {inp['path']}" if inp.get("path") else "")
-    out = [f"{head}: {len(lines)} matching lines in {len(files)} files"]
+    out = f"{head}: {len(lines)} lines in {len(files)} files"
     if files:
-        out.append("Top files: " + ", ".join(f"{f} ({n})" if n > 1 else f for f, n in files.most_common(8)))
-    return "\n".join(out)
+        out += "; top: " + ", ".join(f"{f} ({n})" if n > 1 else f for f, n in files.most_common(5))
+    return out
 
 
 def _glob(inp: dict[str, Any], text: str, extra: dict[str, Any]) -> str:
     files = [ln.strip() for ln in _lines(text) if ln.strip()]
-    out = [f"Glob '{inp.get('pattern', '?')}': {len(files)} files"]
-    if files:
-        out.append("First: " + ", ".join(files[:10]))
-    return "\n".join(out)
+    out = f"Glob '{inp.get('pattern', '?')}': {len(files)} files"
+    return out + ("; first: " + ", ".join(files[:5]) if files else "")
 
 
 def _edit(inp: dict[str, Any], text: str, extra: dict[str, Any]) -> str:
     path = inp.get("file_path", "?")
+    if "content" in inp:  # Write
+        return f"Wrote {path} ({len(str(inp['content']).splitlines())} lines)"
     raw_edits = inp.get("edits")
     edits: list[dict[str, Any]] = (
         [e for e in raw_edits if isinstance(e, dict)] if isinstance(raw_edits, list) else [inp]
     )
     removed = sum(len(str(e.get("old_string", "")).splitlines()) for e in edits)
     added = sum(len(str(e.get("new_string", "")).splitlines()) for e in edits)
-    if "content" in inp:  # Write
-        return f"Wrote {path} ({len(str(inp['content']).splitlines())} lines)"
     return f"Edited {path}: {len(edits)} edit(s), -{removed} +{added} lines"
 
 
@@ -122,15 +146,18 @@ def _task(inp: dict[str, Any], text: str, extra: dict[str, Any]) -> str:
 def _webfetch(inp: dict[str, Any], text: str, extra: dict[str, Any]) -> str:
     status = extra.get("code") or extra.get("status") if extra else None
     paragraphs = [p.strip() for p in text.split("\n\n") if p.strip()]
-    first = paragraphs[0] if paragraphs else ""
     head = f"Fetched {inp.get('url', '?')}" + (f" (HTTP {status})" if status else "")
-    return f"{head}: {len(text)} chars\n{first}"
+    return f"{head}, {len(text):,} chars" + (f": {_clip(paragraphs[0], 400)}" if paragraphs else "")
 
 
 def _generic(name: str) -> Callable[[dict[str, Any], str, dict[str, Any]], str]:
+    """MCP tools and anything unknown: name, size, the first and last lines."""
+
     def build(inp: dict[str, Any], text: str, extra: dict[str, Any]) -> str:
-        lines = _lines(text)
-        return f"{name} returned {len(lines)} lines:\n{text.strip()}"
+        lines = [ln for ln in _lines(text) if ln.strip()]
+        if len(lines) <= 6:
+            return f"{name}: " + " | ".join(_clip(ln) for ln in lines)
+        return f"{name} returned {len(lines)} lines: " + " | ".join([*_head(lines, 3), "…", *_tail(lines, 3)])
 
     return build
 
@@ -159,22 +186,24 @@ def build_observation(
     extra: dict[str, Any] | None = None,
     max_tokens: int = DEFAULT_MAX_TOKENS,
     source: str = "transcript",
+    original_tokens: int | None = None,
 ) -> Observation:
     inp = tool_input if isinstance(tool_input, dict) else {}
-    if is_error:
-        body = f"{tool_name} failed:\n{result_text.strip()}"
+    if is_error:  # errors verbatim, up to the cap
+        body = f"{tool_name} failed: {result_text.strip()}"
     else:
         builder = BUILDERS.get(tool_name) or _generic(tool_name)
         try:
             body = builder(inp, result_text, extra or {})
         except Exception:  # an odd shape must not lose the observation
             body = _generic(tool_name)(inp, result_text, {})
-    text = _trim(redact(body), max_tokens)
+    # Cut to a generous prefix before redacting (cheap on huge outputs), then to the token cap.
+    text = _trim(redact(body[: max_tokens * 12]), max_tokens)
     return Observation(
         tool_use_id=tool_use_id,
         tool_name=tool_name,
         text=text,
-        original_tokens=fast_count(result_text),
+        original_tokens=fast_count(result_text) if original_tokens is None else original_tokens,
         tokens=count_tokens(text),
         is_error=is_error,
         source=source,

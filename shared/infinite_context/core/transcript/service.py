@@ -1,5 +1,7 @@
 """Transcript operations the adapters call (CLI ``transcript ...``, MCP ``expand`` /
-``context_meter``, the PostToolUse hook): one function each, on top of a ProjectBrain."""
+``context_meter``, the PostToolUse hook): one function each. Only the hook needs a ProjectBrain;
+the others read a transcript file and take Settings and a stored-observation lookup if there are.
+"""
 
 from __future__ import annotations
 
@@ -13,14 +15,16 @@ from pydantic import BaseModel, Field
 
 from ..errors import InvalidInput, NotFound
 from ..models import Observation
-from .locate import live_transcript
-from .meter import ContextMeter, measure
+from ..tokens import fast_count
+from .locate import all_transcripts, live_transcript, transcripts_dir
+from .meter import CALIBRATION, ContextMeter, measure
 from .observe import build_observation, response_text
 from .reader import TranscriptReader, content_text, sidecar_path
-from .transform import TransformOptions, TransformStats, transform
+from .transform import Lookup, TransformOptions, TransformStats, transform
 
 if TYPE_CHECKING:
     from ..brain import ProjectBrain
+    from ..config import Settings
 
 EXPAND_PAGE_CHARS = 20_000
 
@@ -42,6 +46,12 @@ class ToolSaving(BaseModel):
     tokens_after: int
 
 
+class CurvePoint(BaseModel):
+    line: int
+    tokens: int  # context after this reply, as Claude Code measured it
+    endless_tokens: int  # the same with endless mode's observations in place of tool results
+
+
 class TranscriptStats(BaseModel):
     transcript: str
     context_tokens: int | None
@@ -56,6 +66,14 @@ class TranscriptStats(BaseModel):
     transform_ms: float
     per_tool: list[ToolSaving] = Field(default_factory=list)
     malformed_lines: int = 0
+    curve: list[CurvePoint] = Field(default_factory=list)
+
+    @property
+    def reduction(self) -> float:
+        """Share of tool-output tokens endless mode removes (0..1)."""
+        if not self.tool_tokens_before:
+            return 0.0
+        return 1 - self.tool_tokens_after / self.tool_tokens_before
 
 
 class CompressReport(BaseModel):
@@ -67,36 +85,53 @@ class CompressReport(BaseModel):
     tool_tokens_after: int
 
 
-def options_from(brain: ProjectBrain | None) -> TransformOptions:
-    if brain is None:
+def options_from(settings: Settings | None) -> TransformOptions:
+    if settings is None:
         return TransformOptions()
-    s = brain.settings
     return TransformOptions(
-        keep_recent=s.transform_keep_recent,
-        fallback=s.transform_fallback,
-        timeout_ms=s.transform_timeout,
-        max_tokens=s.observation_max_tokens,
-        keep_tools=frozenset(t.strip() for t in s.transform_keep_tools.split(",") if t.strip()),
+        keep_recent=settings.transform_keep_recent,
+        fallback=settings.transform_fallback,
+        timeout_ms=settings.transform_timeout,
+        max_tokens=settings.observation_max_tokens,
+        keep_tools=frozenset(t.strip() for t in settings.transform_keep_tools.split(",") if t.strip()),
     )
 
 
-def resolve_transcript(brain: ProjectBrain | None, path: Path | str | None) -> Path:
-    if path is not None:
-        found = Path(path).expanduser()
+def store_lookup(brain: ProjectBrain | None) -> Lookup | None:
+    """Batched lookup of the observations the PostToolUse hook stored for this project."""
+    if brain is None:
+        return None
+    return lambda ids: brain.store.get_observations(brain.session_id, ids)
+
+
+def resolve_transcript(transcript: Path | str | None, project_root: Path | str | None) -> Path:
+    """The given file, else the project's live transcript (newest in Claude Code's folder)."""
+    if transcript is not None:
+        found = Path(transcript).expanduser()
         if not found.is_file():
             raise InvalidInput(
                 "transcript", f"{found} is not a file", fix="pass a Claude Code .jsonl transcript"
             )
         return found
-    if brain is None:
+    if project_root is None:
         raise InvalidInput("transcript", "no transcript given", fix="pass FILE or --project DIR")
-    live = live_transcript(brain.project.root)
+    live = live_transcript(project_root)
     if live is None:
         raise NotFound(
-            f"no Claude Code transcript found for {brain.project.root}",
+            f"no Claude Code transcript found for {project_root} (looked in {transcripts_dir(project_root)})",
             fix="pass the .jsonl file, or set CLAUDE_CONFIG_DIR if Claude Code keeps its data elsewhere",
         )
     return live
+
+
+def transform_messages(
+    messages: list[dict[str, Any]], settings: Settings, brain: ProjectBrain | None = None
+) -> tuple[list[dict[str, Any]], TransformStats]:
+    """The seed's TransformLayer entry point: the messages unchanged unless endless mode is on
+    (``INFINITE_CONTEXT_ENDLESS_MODE``), else a new list with heavy tool results replaced."""
+    if not settings.endless_mode:
+        return list(messages), TransformStats()
+    return transform(messages, store_lookup(brain), options_from(settings))
 
 
 # ---- hook --------------------------------------------------------------------------------------
@@ -128,20 +163,10 @@ def observe_hook_payload(brain: ProjectBrain, payload: dict[str, Any]) -> Observ
 
 
 # ---- expand ------------------------------------------------------------------------------------
-def expand(
-    brain: ProjectBrain | None, tool_use_id: str, transcript: Path | str | None = None, offset: int = 0
-) -> ExpandResult:
-    if not tool_use_id or not isinstance(tool_use_id, str):
-        raise InvalidInput("tool_use_id", "is empty", fix="pass an id such as toolu_01ABC...")
-    if offset < 0:
-        raise InvalidInput("offset", "must be >= 0", fix="omit it or pass next_offset from the last page")
-    path = resolve_transcript(brain, transcript)
+def _find_result(path: Path, tool_use_id: str) -> tuple[str | None, str | None]:
     name: str | None = None
-    original: str | None = None
     for _number, _raw, obj in TranscriptReader(path).raw_lines():
-        if obj is None:
-            continue
-        content = (obj.get("message") or {}).get("content")
+        content = (obj or {}).get("message", {}).get("content") if obj else None
         if not isinstance(content, list):
             continue
         for block in content:
@@ -150,15 +175,38 @@ def expand(
             if block.get("type") == "tool_use" and block.get("id") == tool_use_id:
                 name = str(block.get("name"))
             elif block.get("type") == "tool_result" and block.get("tool_use_id") == tool_use_id:
-                original = content_text(block.get("content"))
+                return name, content_text(block.get("content"))
+    return name, None
+
+
+def expand(
+    tool_use_id: str,
+    transcript: Path | str | None = None,
+    project_root: Path | str | None = None,
+    offset: int = 0,
+) -> ExpandResult:
+    """The original output of one tool use, a page (20,000 characters) at a time. Without a
+    transcript, the project's transcripts are searched newest first."""
+    if not isinstance(tool_use_id, str) or not tool_use_id.strip():
+        raise InvalidInput("tool_use_id", "is empty", fix="pass an id such as toolu_01ABC...")
+    if offset < 0:
+        raise InvalidInput("offset", "must be >= 0", fix="omit it or pass next_offset from the last page")
+    if transcript is not None:
+        candidates = [resolve_transcript(transcript, None)]
+    else:
+        resolve_transcript(None, project_root)  # a clear error when there is none at all
+        candidates = all_transcripts(project_root) if project_root is not None else []
+    for path in candidates:
+        sidecar = sidecar_path(path, tool_use_id)
+        name, original = _find_result(path, tool_use_id)
+        if sidecar.is_file():  # the full output Claude Code moved aside
+            original = sidecar.read_text(encoding="utf-8", errors="replace")
         if original is not None:
             break
-    sidecar = sidecar_path(path, tool_use_id)
-    if sidecar.is_file():  # the full output Claude Code moved aside
-        original = sidecar.read_text(encoding="utf-8", errors="replace")
-    if original is None:
+    else:
+        where = candidates[0] if len(candidates) == 1 else f"{len(candidates)} transcripts of the project"
         raise NotFound(
-            f"no tool result {tool_use_id} in {path}", fix="check the id (toolu_...) and the transcript"
+            f"no tool result {tool_use_id} in {where}", fix="check the id (toolu_...) and the transcript"
         )
     page = original[offset : offset + EXPAND_PAGE_CHARS]
     end = offset + len(page)
@@ -172,33 +220,72 @@ def expand(
     )
 
 
-# ---- stats / compress --------------------------------------------------------------------------
-def _lookup(brain: ProjectBrain | None) -> Any:
-    if brain is None:
-        return None
-    return lambda ids: brain.store.get_observations(brain.session_id, ids)
+# ---- meter / stats / compress ------------------------------------------------------------------
+def context_meter(
+    transcript: Path | str | None = None,
+    project_root: Path | str | None = None,
+    settings: Settings | None = None,
+) -> ContextMeter:
+    path = resolve_transcript(transcript, project_root)
+    return measure(path, settings.context_window if settings else None)
 
 
-def load_messages(path: Path) -> tuple[list[dict[str, Any]], int]:
+def _load(path: Path) -> tuple[list[tuple[int, dict[str, Any]]], int]:
     reader = TranscriptReader(path)
-    messages = [obj for _n, _raw, obj in reader.raw_lines() if obj is not None]
-    return messages, reader.stats.malformed
+    numbered = [(n, obj) for n, _raw, obj in reader.raw_lines() if obj is not None]
+    return numbered, reader.stats.malformed
 
 
-def context_meter(brain: ProjectBrain | None, transcript: Path | str | None = None) -> ContextMeter:
-    path = resolve_transcript(brain, transcript)
-    return measure(path, brain.settings.context_window if brain else None)
+def _endless_curve(
+    numbered: list[tuple[int, dict[str, Any]]], transformed: list[dict[str, Any]]
+) -> list[CurvePoint]:
+    """Context tokens after each main-chain reply as Claude Code measured them, and the same
+    minus what the observations saved up to that point (reset at each compaction)."""
+    points: list[CurvePoint] = []
+    saved = 0.0
+    seen: set[str] = set()
+    for (line, before), after in zip(numbered, transformed, strict=True):
+        kind = before.get("type")
+        if kind == "system" and before.get("subtype") == "compact_boundary":
+            saved = 0.0
+            continue
+        if before.get("isSidechain"):
+            continue
+        if kind == "user" and after is not before:
+            old = (before.get("message") or {}).get("content") or []
+            new = (after.get("message") or {}).get("content") or []
+            saved += CALIBRATION * sum(
+                fast_count(content_text(o.get("content"))) - fast_count(content_text(n.get("content")))
+                for o, n in zip(old, new, strict=True)
+                if isinstance(o, dict) and o.get("type") == "tool_result"
+            )
+        elif kind == "assistant":
+            message = before.get("message") or {}
+            usage = message.get("usage") or {}
+            tokens = sum(
+                int(usage.get(k) or 0)
+                for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+            )
+            key = str(message.get("id") or line)
+            if tokens and key not in seen:
+                seen.add(key)
+                endless = max(0, int(tokens - saved))
+                points.append(CurvePoint(line=line, tokens=tokens, endless_tokens=endless))
+    return points
 
 
-def transcript_stats(brain: ProjectBrain | None, transcript: Path | str | None = None) -> TranscriptStats:
-    path = resolve_transcript(brain, transcript)
-    meter = context_meter(brain, path)
-    messages, malformed = load_messages(path)
-    _, stats = transform(messages, _lookup(brain), options_from(brain))
-    return _stats_model(meter, stats, malformed)
-
-
-def _stats_model(meter: ContextMeter, stats: TransformStats, malformed: int) -> TranscriptStats:
+def transcript_stats(
+    transcript: Path | str | None = None,
+    project_root: Path | str | None = None,
+    settings: Settings | None = None,
+    lookup: Lookup | None = None,
+) -> TranscriptStats:
+    """The context meter plus what endless mode would save on this transcript."""
+    path = resolve_transcript(transcript, project_root)
+    meter = measure(path, settings.context_window if settings else None)
+    numbered, malformed = _load(path)
+    messages = [obj for _n, obj in numbered]
+    transformed, stats = transform(messages, lookup, options_from(settings))
     return TranscriptStats(
         transcript=meter.transcript,
         context_tokens=meter.context_tokens,
@@ -222,43 +309,48 @@ def _stats_model(meter: ContextMeter, stats: TransformStats, malformed: int) -> 
             for k, v in sorted(stats.per_tool.items(), key=lambda kv: -kv[1].tokens_before)
         ],
         malformed_lines=malformed,
+        curve=_endless_curve(numbered, transformed),
     )
 
 
-def compress(brain: ProjectBrain | None, source: Path | str, output: Path | str) -> CompressReport:
+def compress(
+    source: Path | str, output: Path | str, settings: Settings | None = None, lookup: Lookup | None = None
+) -> CompressReport:
     """Write a copy of ``source`` whose tool results are observations; every other line is
     byte-identical and the uuid chain untouched, so the copy is a session Claude Code can resume.
-    The source is only read."""
-    src = Path(source)
-    out = Path(output)
+    The source is only read; the copy is written to a temporary file and renamed into place."""
+    src = Path(source).expanduser()
+    out = Path(output).expanduser()
     if not src.is_file():
         raise InvalidInput("source", f"{src} is not a file", fix="pass a Claude Code .jsonl transcript")
-    if out.resolve() == src.resolve():
+    if out.exists() and out.resolve() == src.resolve():
         raise InvalidInput("output", "is the source file", fix="write the compressed copy to another path")
+    if not out.parent.is_dir():
+        raise InvalidInput(
+            "output", f"folder {out.parent} does not exist", fix="create it or pick another path"
+        )
     reader = TranscriptReader(src)
     raw_lines: list[bytes] = []
     objects: list[dict[str, Any] | None] = []
     for _n, raw, obj in reader.raw_lines():
         raw_lines.append(raw)
         objects.append(obj)
-    present = [o for o in objects if o is not None]
-    new_messages, stats = transform(present, _lookup(brain), options_from(brain))
+    new_messages, stats = transform([o for o in objects if o is not None], lookup, options_from(settings))
     changed = 0
     tmp = out.with_name(f".{out.name}.{os.getpid()}.{int(time.time())}.tmp")
-    with open(tmp, "wb") as handle:
-        produced = iter(new_messages)
-        for raw, obj in zip(raw_lines, objects, strict=True):
-            if obj is None:
-                handle.write(raw)
-                continue
-            new = next(produced)
-            if new is obj:
-                handle.write(raw)
-            else:
-                changed += 1
-                ending = b"\n" if raw.endswith(b"\n") else b""
-                handle.write(orjson.dumps(new) + ending)
-    tmp.replace(out)
+    try:
+        with open(tmp, "wb") as handle:
+            produced = iter(new_messages)
+            for raw, obj in zip(raw_lines, objects, strict=True):
+                new = next(produced) if obj is not None else None
+                if new is None or new is obj:
+                    handle.write(raw)
+                else:
+                    changed += 1
+                    handle.write(orjson.dumps(new) + (b"\n" if raw.endswith(b"\n") else b""))
+        tmp.replace(out)
+    finally:
+        tmp.unlink(missing_ok=True)
     return CompressReport(
         source=str(src),
         output=str(out),

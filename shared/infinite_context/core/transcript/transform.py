@@ -22,7 +22,7 @@ from .observe import DEFAULT_MAX_TOKENS, build_observation
 from .reader import content_text
 
 Lookup = Callable[[list[str]], dict[str, Observation]]
-MARKER = "[endless-mode observation]"
+MARKER = "[endless-mode"
 
 
 @dataclass
@@ -68,10 +68,10 @@ class TransformStats:
 
 
 def replacement_text(obs: Observation, original_tokens: int) -> str:
+    """One line saying what this is, how big the original was and how to get it back, then the
+    observation. Kept short: it is paid for on every replaced result."""
     return (
-        f"{MARKER} {obs.text}\n"
-        f"(original {original_tokens:,} tokens; get it back with `infinite-context transcript expand "
-        f"{obs.tool_use_id}` or the MCP tool `expand`)"
+        f"{MARKER}: {original_tokens:,}-token output -> observation; `expand {obs.tool_use_id}`]\n{obs.text}"
     )
 
 
@@ -183,6 +183,7 @@ def _replace(
                     text,
                     is_error=bool(block.get("is_error")),
                     max_tokens=opts.max_tokens,
+                    original_tokens=before,
                 )
                 stats.built += 1
             except Exception:
@@ -190,13 +191,17 @@ def _replace(
                 stats.fallbacks += 1
         if obs is not None:
             new_text = replacement_text(obs, before)
-            if fast_count(new_text) < before:
+            after = fast_count(new_text)
+            if after < before:
                 keep = {**block, "content": new_text}
                 stats.replaced += 1
                 tool.replaced += 1
-            else:
-                stats.kept_small += 1
+                tool.tokens_after += after
+                return keep
+            stats.kept_small += 1
         elif not opts.fallback:
-            keep = {**block, "content": f"{MARKER} {name} result omitted ({before:,} tokens)"}
-    tool.tokens_after += fast_count(content_text(keep.get("content"))) if keep is not block else before
+            keep = {**block, "content": f"{MARKER}: {name} output of {before:,} tokens omitted]"}
+            tool.tokens_after += fast_count(str(keep["content"]))
+            return keep
+    tool.tokens_after += before
     return keep
