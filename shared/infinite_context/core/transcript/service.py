@@ -1,6 +1,6 @@
 """Transcript operations the adapters call (CLI ``transcript ...``, MCP ``expand`` /
-``context_meter``, the PostToolUse hook): one function each. Only the hook needs a ProjectBrain;
-the others read a transcript file and take Settings and a stored-observation lookup if there are.
+``context_meter``): one function each. They read a transcript file and take Settings and a
+lookup of the observations the PostToolUse hook stored (``record.py``), when there are some.
 """
 
 from __future__ import annotations
@@ -14,11 +14,8 @@ import orjson
 from pydantic import BaseModel, Field
 
 from ..errors import InvalidInput, NotFound
-from ..models import Observation
-from ..tokens import fast_count
 from .locate import all_transcripts, live_transcript, transcripts_dir
 from .meter import CALIBRATION, ContextMeter, measure
-from .observe import build_observation, response_text
 from .reader import TranscriptReader, content_text, sidecar_path
 from .transform import Lookup, TransformOptions, TransformStats, transform
 
@@ -134,34 +131,6 @@ def transform_messages(
     return transform(messages, store_lookup(brain), options_from(settings))
 
 
-# ---- hook --------------------------------------------------------------------------------------
-def observe_hook_payload(brain: ProjectBrain, payload: dict[str, Any]) -> Observation:
-    tool_use_id = payload.get("tool_use_id")
-    tool_name = payload.get("tool_name")
-    if not isinstance(tool_use_id, str) or not tool_use_id:
-        raise InvalidInput(
-            "tool_use_id", "missing from the hook payload", fix="configure this as a PostToolUse hook"
-        )
-    if not isinstance(tool_name, str) or not tool_name:
-        raise InvalidInput(
-            "tool_name", "missing from the hook payload", fix="configure this as a PostToolUse hook"
-        )
-    response = payload.get("tool_response")
-    is_error = isinstance(response, dict) and bool(response.get("is_error") or response.get("error"))
-    obs = build_observation(
-        tool_use_id,
-        tool_name,
-        payload.get("tool_input") if isinstance(payload.get("tool_input"), dict) else {},
-        response_text(response),
-        is_error=is_error,
-        extra=response if isinstance(response, dict) else None,
-        max_tokens=brain.settings.observation_max_tokens,
-        source="hook",
-    )
-    brain.store.put_observation(brain.session_id, obs)
-    return obs
-
-
 # ---- expand ------------------------------------------------------------------------------------
 def _find_result(path: Path, tool_use_id: str) -> tuple[str | None, str | None]:
     name: str | None = None
@@ -237,30 +206,30 @@ def _load(path: Path) -> tuple[list[tuple[int, dict[str, Any]]], int]:
 
 
 def _endless_curve(
-    numbered: list[tuple[int, dict[str, Any]]], transformed: list[dict[str, Any]]
+    numbered: list[tuple[int, dict[str, Any]]], saved_by_id: dict[str, int]
 ) -> list[CurvePoint]:
     """Context tokens after each main-chain reply as Claude Code measured them, and the same
     minus what the observations saved up to that point (reset at each compaction)."""
     points: list[CurvePoint] = []
     saved = 0.0
     seen: set[str] = set()
-    for (line, before), after in zip(numbered, transformed, strict=True):
-        kind = before.get("type")
-        if kind == "system" and before.get("subtype") == "compact_boundary":
+    for line, obj in numbered:
+        kind = obj.get("type")
+        if kind == "system" and obj.get("subtype") == "compact_boundary":
             saved = 0.0
             continue
-        if before.get("isSidechain"):
+        if obj.get("isSidechain"):
             continue
-        if kind == "user" and after is not before:
-            old = (before.get("message") or {}).get("content") or []
-            new = (after.get("message") or {}).get("content") or []
-            saved += CALIBRATION * sum(
-                fast_count(content_text(o.get("content"))) - fast_count(content_text(n.get("content")))
-                for o, n in zip(old, new, strict=True)
-                if isinstance(o, dict) and o.get("type") == "tool_result"
-            )
+        message = obj.get("message") or {}
+        if kind == "user":
+            content = message.get("content")
+            if isinstance(content, list):
+                saved += CALIBRATION * sum(
+                    saved_by_id.get(str(b.get("tool_use_id")), 0)
+                    for b in content
+                    if isinstance(b, dict) and b.get("type") == "tool_result"
+                )
         elif kind == "assistant":
-            message = before.get("message") or {}
             usage = message.get("usage") or {}
             tokens = sum(
                 int(usage.get(k) or 0)
@@ -285,7 +254,7 @@ def transcript_stats(
     meter = measure(path, settings.context_window if settings else None)
     numbered, malformed = _load(path)
     messages = [obj for _n, obj in numbered]
-    transformed, stats = transform(messages, lookup, options_from(settings))
+    _, stats = transform(messages, lookup, options_from(settings))
     return TranscriptStats(
         transcript=meter.transcript,
         context_tokens=meter.context_tokens,
@@ -309,7 +278,7 @@ def transcript_stats(
             for k, v in sorted(stats.per_tool.items(), key=lambda kv: -kv[1].tokens_before)
         ],
         malformed_lines=malformed,
-        curve=_endless_curve(numbered, transformed),
+        curve=_endless_curve(numbered, stats.saved),
     )
 
 

@@ -53,6 +53,8 @@ class TransformStats:
     from_store: int = 0
     built: int = 0
     elapsed_ms: float = 0.0
+    #: tokens saved per replaced tool_use_id (for curves over the session)
+    saved: dict[str, int] = field(default_factory=dict)
 
     @property
     def tokens_before(self) -> int:
@@ -197,11 +199,14 @@ def _replace(
                 stats.replaced += 1
                 tool.replaced += 1
                 tool.tokens_after += after
+                stats.saved[tid] = before - after
                 return keep
             stats.kept_small += 1
         elif not opts.fallback:
             keep = {**block, "content": f"{MARKER}: {name} output of {before:,} tokens omitted]"}
-            tool.tokens_after += fast_count(str(keep["content"]))
+            after = fast_count(str(keep["content"]))
+            tool.tokens_after += after
+            stats.saved[tid] = before - after
             return keep
     tool.tokens_after += before
     return keep
