@@ -18,7 +18,7 @@ from common import console
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="fewer repetitions (smoke run)")
-    parser.add_argument("--only", choices=["mcp", "store", "transcript"], help="run one group")
+    parser.add_argument("--only", choices=["mcp", "store", "transcript", "merge"], help="run one group")
     args = parser.parse_args()
     store_url = f"sqlite:///{Path(tempfile.mkdtemp(prefix='ic-bench-store-')) / 'brain.db'}"
     console.print(f"store: {store_url}")
@@ -40,6 +40,11 @@ def main() -> None:
 
         fresh = f"sqlite:///{Path(tempfile.mkdtemp(prefix='ic-bench-store-')) / 'brain.db'}"
         transcript_bench.run(args.quick, fresh)
+
+    if args.only in (None, "merge"):
+        import merge_quality
+
+        merge_quality.run()
 
 
 if __name__ == "__main__":

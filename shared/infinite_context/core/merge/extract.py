@@ -187,14 +187,15 @@ def extract(text: str, project_root: Path) -> Extracted:
             continue
         section = None
         # Labels may open a line or a sentence ("Fixed X. Next: add Y."). Prose that follows an
-        # overview/architecture label on the same line belongs to it.
+        # overview/architecture label on the same line belongs to it; the sentences after a task,
+        # done, decision or question label continue that item ("Current task: add f. Test it.").
         carry: str | None = None
         for sentence in sentences(line):
             labelled = _LABEL_RE.match(sentence)
             if labelled:
                 kind = _LABELS[labelled.group(1).lower()]
                 body = labelled.group(2).strip()
-                carry = kind if kind in {"overview", "architecture"} else None
+                carry = kind if kind != "files" and body else None
                 if not body:
                     section = kind
                 elif kind == "files":
@@ -203,7 +204,17 @@ def extract(text: str, project_root: Path) -> Extracted:
                     _bucket(result, kind).append(clean_sentence(body))
                 continue
             kind = classify(sentence)
-            _bucket(result, carry if carry and kind == "prose" else kind).append(sentence)
+            if carry in {"overview", "architecture"} and kind == "prose":
+                _bucket(result, carry).append(sentence)
+            elif (
+                carry is not None
+                and carry not in {"overview", "architecture"}
+                and (carry == "task" or kind in {"prose", carry})
+            ):
+                bucket = _bucket(result, carry)
+                bucket[-1] = f"{bucket[-1]} {sentence}".strip()
+            else:
+                _bucket(result, kind).append(sentence)
     result.files = find_files(text, project_root)
     return result
 
