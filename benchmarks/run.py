@@ -18,7 +18,9 @@ from common import console
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="fewer repetitions (smoke run)")
-    parser.add_argument("--only", choices=["mcp", "store", "transcript", "merge"], help="run one group")
+    parser.add_argument(
+        "--only", choices=["mcp", "store", "transcript", "hooks", "merge"], help="run one group"
+    )
     args = parser.parse_args()
     store_url = f"sqlite:///{Path(tempfile.mkdtemp(prefix='ic-bench-store-')) / 'brain.db'}"
     console.print(f"store: {store_url}")
@@ -40,6 +42,12 @@ def main() -> None:
 
         fresh = f"sqlite:///{Path(tempfile.mkdtemp(prefix='ic-bench-store-')) / 'brain.db'}"
         transcript_bench.run(args.quick, fresh)
+
+    if args.only in (None, "hooks"):
+        import hooks_bench
+
+        fresh = f"sqlite:///{Path(tempfile.mkdtemp(prefix='ic-bench-store-')) / 'brain.db'}"
+        hooks_bench.run(10 if args.quick else 30, fresh)
 
     if args.only in (None, "merge"):
         import merge_quality

@@ -4,22 +4,18 @@
   tokens before/after (goal: >= 90% removed), transform time including parse (goal: <= 100 ms
   for a 3 MB transcript);
 * the token counter's calibration against real usage deltas (meter.CALIBRATION);
-* PostToolUse hook wall time including interpreter start, p50/p95 (goal p95 <= 250 ms), beside a
-  bare `python -c pass` and the peer figure (claude-mem's PostToolUse hook averaged 2.4 s);
 * scaling: synthetic transcripts with 1k and 10k tool uses (goal: linear, 10k <= 2 s).
 """
 
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 
-from common import bench_env, median, percentile, table, temp_project
+from common import median, table
 
 from infinite_context.core.tokens import fast_count
 from infinite_context.core.transcript.meter import CALIBRATION
@@ -126,61 +122,6 @@ def calibration() -> None:
     )
 
 
-def hook_times(runs: int, store_url: str) -> None:
-    # As after `pip install`: our modules byte-compiled (an editable install does not do it).
-    root = Path(__file__).resolve().parents[1]
-    subprocess.run(
-        [sys.executable, "-m", "compileall", "-q", *(str(root / d) for d in ("shared", "server"))],
-        check=True,
-        capture_output=True,
-    )
-    project = temp_project()
-    env = bench_env(store_url)
-    payload = json.dumps(
-        {
-            "session_id": "bench",
-            "transcript_path": "/dev/null",
-            "cwd": str(project),
-            "hook_event_name": "PostToolUse",
-            "tool_name": "Bash",
-            "tool_input": {"command": "pytest -q"},
-            "tool_response": {
-                "stdout": "collected 40 items\n" + "." * 40 + "\n40 passed in 1.2s",
-                "stderr": "",
-            },
-            "tool_use_id": "toolu_bench",
-        }
-    ).encode()
-    hook = [sys.executable, "-m", "infinite_context.server", "hook", "post-tool-use"]
-    bare = [sys.executable, "-c", "pass"]
-    ours: list[float] = []
-    base: list[float] = []
-    for i in range(runs):  # interleaved: noise hits both alike
-        for cmd, sink, data in (
-            (hook, ours, payload.replace(b"toolu_bench", f"toolu_{i}".encode())),
-            (bare, base, b""),
-        ):
-            started = time.perf_counter()
-            done = subprocess.run(cmd, input=data, env=env, cwd=project, capture_output=True)
-            sink.append((time.perf_counter() - started) * 1000)
-            if done.returncode != 0 or b'"level":"error"' in done.stderr:
-                raise RuntimeError(done.stderr.decode()[-500:])
-    table(
-        f"PostToolUse hook, wall time incl. interpreter start ({runs} runs; goal p95 <= 250 ms; "
-        "claude-mem's averaged 2,400 ms)",
-        ["command", "p50 ms", "p95 ms", "vs claude-mem 2.4 s"],
-        [
-            (
-                "infinite-context hook post-tool-use",
-                percentile(ours, 50),
-                percentile(ours, 95),
-                f"{2400 / median(ours):.1f}x faster",
-            ),
-            ("python -c pass (floor)", percentile(base, 50), percentile(base, 95), ""),
-        ],
-    )
-
-
 READ_BODY = "\n".join(
     f"    {i}→    result = compute_value(item_{i}, options)  # line {i}" for i in range(1, 30)
 )
@@ -267,5 +208,4 @@ def scaling(runs: int) -> None:
 def run(quick: bool, store_url: str) -> None:
     per_fixture(2 if quick else 5)
     calibration()
-    hook_times(10 if quick else 30, store_url)
     scaling(1 if quick else 3)

@@ -69,3 +69,45 @@ def test_claude_mcp_list_shows_our_server_connected(project_dir: Path, tmp_path:
     )
     line = next((ln for ln in out.stdout.splitlines() if ln.startswith("infinite-context")), "")
     assert "✔ Connected" in line, out.stdout + out.stderr
+
+
+@pytest.mark.claude_cli
+def test_install_claude_code_then_the_cli_shows_our_server_connected(
+    project_dir: Path, tmp_path: Path
+) -> None:
+    claude = claude_binary()
+    env = claude_env(tmp_path)
+    env["INFINITE_CONTEXT_STORE_URL"] = f"sqlite:///{tmp_path / 'brain.db'}"
+    installed = subprocess.run(
+        [PYTHON, "-m", "infinite_context.server", "install", "claude-code"],
+        cwd=project_dir,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert installed.returncode == 0, installed.stderr
+    entry = json.loads((project_dir / ".mcp.json").read_text())["mcpServers"]["infinite-context"]
+    assert Path(entry["command"]).is_absolute()
+    out = subprocess.run(
+        [claude, "mcp", "list"],
+        cwd=project_dir,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    line = next((ln for ln in out.stdout.splitlines() if ln.startswith("infinite-context")), "")
+    assert "✔ Connected" in line, out.stdout + out.stderr
+    doctor = subprocess.run(
+        [PYTHON, "-m", "infinite_context.server", "--json", "doctor"],
+        cwd=project_dir,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    checks = {c["name"]: c for c in json.loads(doctor.stdout)["checks"]}
+    assert checks["claude code mcp"]["status"] == "ok"
+    assert checks["claude code hooks"]["status"] == "ok"

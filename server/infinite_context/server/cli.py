@@ -75,7 +75,22 @@ def _parser() -> argparse.ArgumentParser:
     copy.add_argument("--to", dest="destination", required=True, metavar="URL")
 
     hook = sub.add_parser("hook", help="Claude Code hook handler (JSON on stdin; always exits 0)")
-    hook.add_argument("event", metavar="EVENT", help="post-tool-use (or Claude Code's name, PostToolUse)")
+    hook.add_argument(
+        "event",
+        metavar="EVENT",
+        help="session-start, session-end, pre-compact or post-tool-use (Claude Code's names work too)",
+    )
+
+    ins = sub.add_parser("install", help="wire infinite-context into a client")
+    ins.add_argument("client", choices=["claude-code"], help="claude-code: MCP server + hooks")
+    ins.add_argument(
+        "--scope",
+        choices=["project", "local", "user"],
+        default="project",
+        help="project: .mcp.json + .claude/settings.json (shared with the team); local: only you, "
+        "this project; user: you, every project",
+    )
+    ins.add_argument("--uninstall", action="store_true", help="remove what install added")
 
     tr = sub.add_parser("transcript", help="Claude Code transcripts: context meter, endless mode")
     trs = tr.add_subparsers(dest="transcript_command", required=True, metavar="ACTION")
@@ -365,6 +380,30 @@ def cmd_transcript(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_install(args: argparse.Namespace) -> int:
+    from infinite_context.core.claude_code import install
+
+    # The folder Claude Code is started in (it keys project and local settings on it).
+    project = _settings(args).project_root or Path.cwd()
+    report = install(project, args.scope, uninstall=args.uninstall)
+
+    def human() -> None:
+        console = _console()
+        for change in report.changes:
+            console.print(f"[green]✔[/] {change}", markup=True)
+        for backup in report.backups:
+            console.print(f"  backup: {backup}", markup=False)
+        if not report.changes:
+            console.print("Nothing to change: already " + ("removed." if args.uninstall else "installed."))
+        elif not args.uninstall:
+            console.print(
+                "Restart Claude Code (or run /mcp) to pick it up; `infinite-context doctor` checks it."
+            )
+
+    _emit(args, report.__dict__, human)
+    return 0
+
+
 def cmd_hook(args: argparse.Namespace) -> int:
     from .hooks import run_hook
 
@@ -384,6 +423,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "store": cmd_store,
     "transcript": cmd_transcript,
     "hook": cmd_hook,
+    "install": cmd_install,
 }
 
 

@@ -37,6 +37,67 @@ def _settings(payload: dict[str, Any], explicit: Path | None) -> Any:
     return load_settings(project_root=_project_dir(payload, explicit))
 
 
+def _brain(payload: dict[str, Any], explicit: Path | None) -> Any:
+    from infinite_context.core.brain import ProjectBrain
+
+    return ProjectBrain.open(settings=_settings(payload, explicit))
+
+
+#: Claude Code moves additionalContext past 10,000 characters to a file; stay well below.
+ADDITIONAL_CONTEXT_CHARS = 9_500
+RESUME_TOKENS = 2_000
+_SOURCES = {
+    "clear": "The conversation was just cleared (/clear).",
+    "compact": "The conversation was just compacted.",
+    "resume": "This session was resumed.",
+    "startup": "A new session started.",
+}
+
+
+def session_start(payload: dict[str, Any], project: Path | None) -> dict[str, Any] | None:
+    """Reload the brain into the new context (only when there is one)."""
+    source = str(payload.get("source") or "startup")
+    with _brain(payload, project) as brain:
+        result = brain.resume(RESUME_TOKENS)
+    if result.state is None:
+        return None
+    head = (
+        f"{_SOURCES.get(source, '')} infinite-context saved this project's context (version "
+        f"{result.state.meta.version}); continue from it, and call the `checkpoint` tool after "
+        "each finished step.\n\n"
+    )
+    text = head + result.markdown
+    if len(text) > ADDITIONAL_CONTEXT_CHARS:
+        text = text[: ADDITIONAL_CONTEXT_CHARS - 1] + "…"
+    return {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}}
+
+
+def _hand_off(payload: dict[str, Any], project: Path | None, reason: str) -> None:
+    from infinite_context.core.transcript.handoff import checkpoint_from_transcript
+
+    with _brain(payload, project) as brain:
+        done = checkpoint_from_transcript(brain, payload.get("transcript_path"), reason)
+    version = done.checkpoint.version if done.checkpoint else None
+    log.info(
+        "hand-off %s: %s",
+        reason,
+        f"checkpoint v{version}" if version else "nothing new since the last one",
+        extra={"transcript": done.transcript, "from": done.from_offset, "to": done.to_offset},
+    )
+
+
+def session_end(payload: dict[str, Any], project: Path | None) -> dict[str, Any] | None:
+    """Checkpoint what the ending session added (reason clear, logout, exit, other)."""
+    _hand_off(payload, project, f"session-end:{payload.get('reason') or 'other'}")
+    return None
+
+
+def pre_compact(payload: dict[str, Any], project: Path | None) -> dict[str, Any] | None:
+    """Checkpoint before Claude Code compacts the context (trigger manual or auto)."""
+    _hand_off(payload, project, f"pre-compact:{payload.get('trigger') or 'auto'}")
+    return None
+
+
 def post_tool_use(payload: dict[str, Any], project: Path | None) -> dict[str, Any] | None:
     from infinite_context.core.transcript.record import record_observation
 
@@ -46,10 +107,18 @@ def post_tool_use(payload: dict[str, Any], project: Path | None) -> dict[str, An
 
 
 HANDLERS: dict[str, Handler] = {
+    "session-start": session_start,
+    "session-end": session_end,
+    "pre-compact": pre_compact,
     "post-tool-use": post_tool_use,
 }
 #: Claude Code's event names, accepted as well as ours
-ALIASES = {"PostToolUse": "post-tool-use"}
+ALIASES = {
+    "SessionStart": "session-start",
+    "SessionEnd": "session-end",
+    "PreCompact": "pre-compact",
+    "PostToolUse": "post-tool-use",
+}
 
 
 def run_hook(event: str, raw: bytes, project: Path | None = None) -> int:

@@ -84,4 +84,47 @@ def run_checks(project: str | None = None) -> list[Check]:
         )
     except InfiniteContextError as exc:
         checks.append(Check(name="merge", status="fail", detail=exc.message, fix=exc.fix))
+    checks += claude_code_checks(settings.project_root or Path.cwd())
+    return checks
+
+
+def claude_code_checks(folder: Path) -> list[Check]:
+    """Is Claude Code wired to this installation (MCP entry, hooks), and where are its
+    transcripts for this folder?"""
+    from .claude_code import wiring
+    from .transcript.locate import all_transcripts, transcripts_dir
+
+    wired = wiring(folder)
+    install = "run `infinite-context install claude-code` in the folder you start Claude Code in"
+    checks = [
+        Check(
+            name="claude code mcp",
+            status="ok" if wired.mcp_scopes else "warn",
+            detail=f"server configured ({', '.join(wired.mcp_scopes)} scope)"
+            if wired.mcp_scopes
+            else f"no 'infinite-context' MCP server for {folder}",
+            fix=None if wired.mcp_scopes else install,
+        )
+    ]
+    missing = [event for event, scopes in wired.hook_events.items() if not scopes]
+    checks.append(
+        Check(
+            name="claude code hooks",
+            status="warn" if missing else "ok",
+            detail=f"missing: {', '.join(missing)}"
+            if missing
+            else ", ".join(f"{e} ({'/'.join(s)})" for e, s in wired.hook_events.items()),
+            fix=install if missing else None,
+        )
+    )
+    found = all_transcripts(folder)
+    checks.append(
+        Check(
+            name="claude code transcripts",
+            status="ok",
+            detail=f"{len(found)} in {found[0].parent}, newest {found[0].name}"
+            if found
+            else f"none yet in {transcripts_dir(folder)}",
+        )
+    )
     return checks

@@ -216,14 +216,24 @@ def _parse(number: int, obj: dict[str, Any]) -> Entry | None:
 class TranscriptReader:
     """Iterate a transcript's entries (assistant replies merged); ``stats`` fills as it goes."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, start: int = 0, complete_lines_only: bool = False) -> None:
+        """``start``: byte offset to read from (a cursor); ``complete_lines_only``: stop before a
+        last line without its newline (Claude Code may be writing it)."""
         self.path = Path(path)
         self.stats = ReadStats()
+        self.start = start
+        self.complete_lines_only = complete_lines_only
+        #: byte offset just past the last line read: the next cursor
+        self.end = start
 
     def raw_lines(self) -> Iterator[tuple[int, bytes, dict[str, Any] | None]]:
         """(line number, original bytes, parsed object or None if malformed)."""
         with open(self.path, "rb") as handle:
+            handle.seek(self.start)
             for number, raw in enumerate(handle, 1):
+                if self.complete_lines_only and not raw.endswith(b"\n"):
+                    break
+                self.end += len(raw)
                 self.stats.lines += 1
                 if not raw.strip():
                     yield number, raw, None

@@ -1,0 +1,278 @@
+"""Wiring infinite-context into Claude Code: the MCP server entry and the hooks.
+
+Where Claude Code reads them (verified with the CLI, 2.1.x):
+
+=========  ==========================================  ==========================================
+scope      MCP server                                  hooks
+=========  ==========================================  ==========================================
+project    ``<project>/.mcp.json`` ``mcpServers``      ``<project>/.claude/settings.json``
+local      ``<config>.json`` ``projects[<abs>]``       ``<project>/.claude/settings.local.json``
+user       ``<config>.json`` ``mcpServers``            ``<config dir>/settings.json``
+=========  ==========================================  ==========================================
+
+``<config>.json`` is ``$CLAUDE_CONFIG_DIR/.claude.json`` when that variable is set, else
+``~/.claude.json``; ``<config dir>`` is ``$CLAUDE_CONFIG_DIR`` or ``~/.claude``.
+
+Installing merges with what is there (other servers and hooks stay), is idempotent (a second run
+writes nothing), backs a file up before its first change (``<file>.infinite-context.bak``), and
+writes files atomically. Uninstalling removes only our entries. The commands are absolute paths,
+so Claude Code can start them from any working folder.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from .errors import InvalidInput
+
+Scope = Literal["project", "local", "user"]
+SERVER_NAME = "infinite-context"
+#: Claude Code event -> our hook sub-command, and extra fields of the hook entry
+HOOK_EVENTS: dict[str, tuple[str, dict[str, Any]]] = {
+    "SessionStart": ("session-start", {"timeout": 15}),
+    "SessionEnd": ("session-end", {"timeout": 15}),
+    "PreCompact": ("pre-compact", {"timeout": 30}),
+    "PostToolUse": ("post-tool-use", {"async": True, "timeout": 15}),
+}
+BACKUP_SUFFIX = ".infinite-context.bak"
+
+
+@dataclass
+class InstallReport:
+    scope: str
+    changes: list[str] = field(default_factory=list)
+    backups: list[str] = field(default_factory=list)
+    files: list[str] = field(default_factory=list)
+
+
+@dataclass
+class WiringStatus:
+    mcp_scopes: list[str]
+    hook_events: dict[str, list[str]]  # event -> scopes where our hook is configured
+    command: list[str]
+
+
+def config_dir() -> Path:
+    configured = os.environ.get("CLAUDE_CONFIG_DIR")
+    return Path(configured).expanduser() if configured else Path.home() / ".claude"
+
+
+def config_json() -> Path:
+    configured = os.environ.get("CLAUDE_CONFIG_DIR")
+    return Path(configured).expanduser() / ".claude.json" if configured else Path.home() / ".claude.json"
+
+
+def our_command() -> list[str]:
+    """The absolute command that runs this installation's ``infinite-context``."""
+    script = Path(sys.executable).parent / "infinite-context"
+    if script.is_file() and os.access(script, os.X_OK):
+        return [str(script)]
+    return [sys.executable, "-m", "infinite_context.server"]
+
+
+def _settings_file(scope: Scope, project: Path) -> Path:
+    if scope == "user":
+        return config_dir() / "settings.json"
+    name = "settings.json" if scope == "project" else "settings.local.json"
+    return project / ".claude" / name
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    if not path.exists():
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8") or "{}")
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise InvalidInput(
+            str(path), f"is not valid JSON ({exc})", fix="fix or move the file, then run install again"
+        ) from None
+    if not isinstance(data, dict):
+        raise InvalidInput(str(path), "does not hold a JSON object", fix="fix or move the file")
+    return data
+
+
+def _write_json(path: Path, data: dict[str, Any], report: InstallReport) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.exists():
+        backup = path.with_name(path.name + BACKUP_SUFFIX)
+        backup.write_bytes(path.read_bytes())
+        os.chmod(backup, path.stat().st_mode & 0o777)
+        report.backups.append(str(backup))
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    if path.exists():
+        os.chmod(tmp, path.stat().st_mode & 0o777)
+    tmp.replace(path)
+    report.files.append(str(path))
+
+
+def _is_ours(hook: Any, subcommand: str) -> bool:
+    command = hook.get("command") if isinstance(hook, dict) else None
+    return (
+        isinstance(command, str)
+        and ("infinite-context" in command or "infinite_context" in command)
+        and f"hook {subcommand}" in command
+    )
+
+
+def _mcp_container(scope: Scope, project: Path, data: dict[str, Any], create: bool) -> dict[str, Any] | None:
+    if scope == "local":
+        projects = data.setdefault("projects", {}) if create else data.get("projects", {})
+        entry = projects.setdefault(str(project), {}) if create else projects.get(str(project))
+        if not isinstance(entry, dict):
+            return None
+        servers = entry.setdefault("mcpServers", {}) if create else entry.get("mcpServers")
+    else:
+        servers = data.setdefault("mcpServers", {}) if create else data.get("mcpServers")
+    return servers if isinstance(servers, dict) else None
+
+
+def _mcp_file(scope: Scope, project: Path) -> Path:
+    return project / ".mcp.json" if scope == "project" else config_json()
+
+
+def install(project: Path, scope: Scope = "project", uninstall: bool = False) -> InstallReport:
+    project = project.expanduser().resolve()
+    if scope not in ("project", "local", "user"):
+        raise InvalidInput("scope", f"{scope!r} is not a scope", fix="use project, local or user")
+    if not project.is_dir():
+        raise InvalidInput("project", f"{project} is not a folder", fix="pass an existing project folder")
+    report = InstallReport(scope=scope)
+    command = our_command()
+    # Read both files first: a malformed one stops the install before anything is written.
+    mcp_path, settings_path = _mcp_file(scope, project), _settings_file(scope, project)
+    mcp_data, settings_data = _read_json(mcp_path), _read_json(settings_path)
+
+    if _update_mcp(scope, project, mcp_data, command, uninstall, report):
+        _save(mcp_path, mcp_data, report)
+    if _update_hooks(settings_data, command, uninstall, report, settings_path):
+        _save(settings_path, settings_data, report)
+    return report
+
+
+def _save(path: Path, data: dict[str, Any], report: InstallReport) -> None:
+    if data or path == config_json():
+        _write_json(path, data, report)
+        return
+    # Nothing of the user's is left (we created the file): remove it, keeping a backup.
+    backup = path.with_name(path.name + BACKUP_SUFFIX)
+    backup.write_bytes(path.read_bytes())
+    report.backups.append(str(backup))
+    path.unlink()
+    report.changes.append(f"removed {path} (it held only our entries)")
+
+
+def _update_mcp(
+    scope: Scope,
+    project: Path,
+    data: dict[str, Any],
+    command: list[str],
+    uninstall: bool,
+    report: InstallReport,
+) -> bool:
+    where = _mcp_file(scope, project)
+    if uninstall:
+        servers = _mcp_container(scope, project, data, create=False)
+        if servers is None or SERVER_NAME not in servers:
+            return False
+        del servers[SERVER_NAME]
+        if not servers:
+            _prune_empty_mcp(scope, project, data)
+        report.changes.append(f"removed MCP server '{SERVER_NAME}' from {where}")
+        return True
+    wanted = {"type": "stdio", "command": command[0], "args": [*command[1:], "mcp"], "env": {}}
+    servers = _mcp_container(scope, project, data, create=True)
+    assert servers is not None
+    if servers.get(SERVER_NAME) == wanted:
+        return False
+    verb = "updated" if SERVER_NAME in servers else "added"
+    servers[SERVER_NAME] = wanted
+    report.changes.append(f"{verb} MCP server '{SERVER_NAME}' in {where}")
+    return True
+
+
+def _prune_empty_mcp(scope: Scope, project: Path, data: dict[str, Any]) -> None:
+    if scope == "local":
+        entry = data.get("projects", {}).get(str(project), {})
+        if entry.get("mcpServers") == {}:
+            del entry["mcpServers"]
+    elif data.get("mcpServers") == {} and scope == "project":
+        del data["mcpServers"]
+
+
+def _update_hooks(
+    data: dict[str, Any], command: list[str], uninstall: bool, report: InstallReport, where: Path
+) -> bool:
+    hooks = data.get("hooks")
+    if hooks is not None and not isinstance(hooks, dict):
+        raise InvalidInput(str(where), '"hooks" is not an object', fix="fix the file, then run install again")
+    hooks = hooks if isinstance(hooks, dict) else {}
+    changed = False
+    for event, (subcommand, extra) in HOOK_EVENTS.items():
+        groups = hooks.get(event)
+        groups = groups if isinstance(groups, list) else []
+        wanted = {"type": "command", "command": shlex.join([*command, "hook", subcommand]), **extra}
+        present = [
+            (g, h)
+            for g in groups
+            if isinstance(g, dict)
+            for h in g.get("hooks") or []
+            if _is_ours(h, subcommand)
+        ]
+        if uninstall:
+            if not present:
+                continue
+            for group, hook in present:
+                group["hooks"].remove(hook)
+            groups = [g for g in groups if not (isinstance(g, dict) and g.get("hooks") == [])]
+            report.changes.append(f"removed hook {event} from {where}")
+        else:
+            if len(present) == 1 and present[0][1] == wanted:
+                continue
+            for group, hook in present:
+                group["hooks"].remove(hook)
+            groups = [g for g in groups if not (isinstance(g, dict) and g.get("hooks") == [])]
+            groups.append({"hooks": [wanted]})
+            report.changes.append(f"{'updated' if present else 'added'} hook {event} in {where}")
+        changed = True
+        if groups:
+            hooks[event] = groups
+        else:
+            hooks.pop(event, None)
+    if changed:
+        if hooks:
+            data["hooks"] = hooks
+        else:
+            data.pop("hooks", None)
+    return changed
+
+
+def wiring(project: Path) -> WiringStatus:
+    """Where our MCP server and hooks are configured for ``project`` (for ``doctor``)."""
+    project = project.expanduser().resolve()
+    scopes: list[str] = []
+    events: dict[str, list[str]] = {event: [] for event in HOOK_EVENTS}
+    all_scopes: tuple[Scope, ...] = ("project", "local", "user")
+    for scope in all_scopes:
+        try:
+            mcp = _read_json(_mcp_file(scope, project))
+            settings = _read_json(_settings_file(scope, project))
+        except InvalidInput:
+            continue
+        servers = _mcp_container(scope, project, mcp, create=False)
+        if servers and SERVER_NAME in servers:
+            scopes.append(scope)
+        hooks = settings.get("hooks") if isinstance(settings.get("hooks"), dict) else {}
+        for event, (subcommand, _extra) in HOOK_EVENTS.items():
+            groups = hooks.get(event) if isinstance(hooks, dict) else None
+            if isinstance(groups, list) and any(
+                _is_ours(h, subcommand) for g in groups if isinstance(g, dict) for h in g.get("hooks") or []
+            ):
+                events[event].append(scope)
+    return WiringStatus(mcp_scopes=scopes, hook_events=events, command=our_command())

@@ -1,0 +1,85 @@
+"""Checkpoint a Claude Code session from its transcript, before its context is lost.
+
+The SessionEnd and PreCompact hooks call ``checkpoint_from_transcript``: it digests what was
+added to the transcript since the last hand-off of that transcript (a byte cursor per transcript
+under the data dir), and checkpoints it with the offline merge at once (LLM refinement follows in
+the background when a key is set). It is safe to run twice and concurrently: the cursor file is
+locked while a hand-off runs, and nothing new means no checkpoint.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..errors import InvalidInput
+from .digest import digest
+from .reader import AssistantEntry, TranscriptReader
+
+if TYPE_CHECKING:
+    from ..brain import ProjectBrain
+    from ..models import CheckpointResult
+
+
+@dataclass
+class HandoffResult:
+    transcript: str
+    from_offset: int
+    to_offset: int
+    checkpoint: CheckpointResult | None  # None: nothing new since the last hand-off
+    reason: str
+
+
+def cursor_path(data_dir: Path, transcript: Path) -> Path:
+    key = hashlib.sha1(str(transcript.resolve()).encode()).hexdigest()[:24]
+    return data_dir / "cursors" / f"{key}.json"
+
+
+def _read_cursor(path: Path, transcript: Path) -> int:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        offset = int(data.get("offset", 0))
+    except (OSError, ValueError, AttributeError):
+        return 0
+    # A transcript that shrank is not the one the cursor was for: start over.
+    return offset if 0 <= offset <= transcript.stat().st_size else 0
+
+
+def checkpoint_from_transcript(
+    brain: ProjectBrain, transcript: Path | str | None, reason: str
+) -> HandoffResult:
+    if not transcript:
+        raise InvalidInput(
+            "transcript_path", "missing", fix="run this as a Claude Code hook (it sends the path)"
+        )
+    path = Path(transcript).expanduser()
+    if not path.is_file():
+        raise InvalidInput("transcript_path", f"{path} is not a file", fix="check the Claude Code session")
+    cursor = cursor_path(brain.settings.resolved_data_dir(), path)
+    cursor.parent.mkdir(parents=True, exist_ok=True)
+    with open(cursor.with_suffix(".lock"), "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # a concurrent PreCompact / SessionEnd waits, then sees no news
+        start = _read_cursor(cursor, path)
+        reader = TranscriptReader(path, start=start, complete_lines_only=True)
+        entries = list(reader)
+        window = digest(entries)
+        result = None
+        if not window.empty:
+            tokens = next(
+                (
+                    e.usage.context_tokens
+                    for e in reversed(entries)
+                    if isinstance(e, AssistantEntry) and not e.is_sidechain and e.usage.context_tokens
+                ),
+                None,
+            )
+            result = brain.checkpoint(window.context_text(), tokens, wait=False)
+        tmp = cursor.with_name(f".{cursor.name}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps({"transcript": str(path), "offset": reader.end, "reason": reason}))
+        tmp.replace(cursor)
+    return HandoffResult(str(path), start, reader.end, result, reason)

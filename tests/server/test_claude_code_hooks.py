@@ -1,0 +1,211 @@
+"""`infinite-context install claude-code` and the hooks, as Claude Code runs them: real processes,
+JSON on stdin, a real SQLite store, a real transcript from the fixtures."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from ..conftest import FIXTURES, PYTHON, cli_env
+
+SMALL = FIXTURES / "claude-reliability" / "coverage-test-fix" / "transcript.jsonl"
+
+
+def run(
+    store_url: str, *args: str, stdin: bytes = b"", cwd: Path | None = None, **env: str
+) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(
+        [PYTHON, "-m", "infinite_context.server", *args],
+        input=stdin,
+        env=cli_env(store_url, **env),
+        cwd=cwd,
+        capture_output=True,
+        timeout=120,
+    )
+
+
+def hook(store_url: str, event: str, **payload: object) -> subprocess.CompletedProcess[bytes]:
+    return run(store_url, "hook", event, stdin=json.dumps({"hook_event_name": event, **payload}).encode())
+
+
+def status(store_url: str, project: Path) -> dict[str, object]:
+    done = run(store_url, "--project", str(project), "--json", "status")
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)  # type: ignore[no-any-return]
+
+
+@pytest.fixture
+def session(project_dir: Path, tmp_path: Path) -> dict[str, str]:
+    """A live transcript of a real session, and the files it edited, in the temp project."""
+    for rel in ("src/math_utils.py", "tests/test_math_utils.py"):
+        (project_dir / rel).parent.mkdir(parents=True, exist_ok=True)
+        (project_dir / rel).write_text("")
+    transcript = tmp_path / "session.jsonl"
+    shutil.copy(SMALL, transcript)
+    return {"session_id": "s1", "transcript_path": str(transcript), "cwd": str(project_dir)}
+
+
+def test_session_end_then_start_carries_the_thread(
+    store_url: str, project_dir: Path, session: dict[str, str]
+) -> None:
+    ended = hook(store_url, "SessionEnd", reason="clear", **session)
+    assert ended.returncode == 0 and ended.stdout == b"", ended.stderr
+    state = status(store_url, project_dir)
+    assert state["version"] == 1
+    assert "multiply_numbers" in str(state["current_task"])
+
+    started = hook(store_url, "SessionStart", source="clear", **session)
+    assert started.returncode == 0, started.stderr
+    out = json.loads(started.stdout)
+    context = out["hookSpecificOutput"]["additionalContext"]
+    assert out["hookSpecificOutput"]["hookEventName"] == "SessionStart"
+    assert "src/math_utils.py" in context and "multiply_numbers" in context and "/clear" in context
+    assert len(context) < 10_000
+
+    # PreCompact on the same transcript: nothing new, no duplicate version; run twice, still none
+    for _ in range(2):
+        again = hook(store_url, "PreCompact", trigger="auto", custom_instructions=None, **session)
+        assert again.returncode == 0 and again.stdout == b""
+        assert b"nothing new" in again.stderr
+    assert status(store_url, project_dir)["version"] == 1
+    compacted = hook(store_url, "SessionStart", source="compact", **session)
+    assert "multiply_numbers" in json.loads(compacted.stdout)["hookSpecificOutput"]["additionalContext"]
+
+    # the session goes on: only the new part is checkpointed
+    with open(session["transcript_path"], "a") as handle:
+        handle.write(
+            json.dumps(
+                {
+                    "type": "user",
+                    "uuid": "new-1",
+                    "isSidechain": False,
+                    "cwd": session["cwd"],
+                    "message": {"role": "user", "content": "Now add divide_numbers with a zero check"},
+                }
+            )
+            + "\n"
+        )
+        handle.write('{"type": "user", "message": {"content": "half a li')  # being written: skipped
+    manual = hook(store_url, "PreCompact", trigger="manual", custom_instructions="keep tests", **session)
+    assert manual.returncode == 0, manual.stderr
+    after = status(store_url, project_dir)
+    assert after["version"] == 2 and "divide_numbers" in str(after["current_task"])
+
+
+def test_session_start_on_startup_without_a_state_prints_nothing(
+    store_url: str, session: dict[str, str]
+) -> None:
+    started = hook(store_url, "SessionStart", source="startup", **session)
+    assert started.returncode == 0 and started.stdout == b"", started.stderr
+
+
+@pytest.mark.parametrize("event", ["session-start", "session-end", "pre-compact", "post-tool-use"])
+@pytest.mark.parametrize("stdin", [b"", b"{not json", b"[]"], ids=["empty", "garbage", "array"])
+def test_hooks_exit_0_quietly_on_malformed_stdin(store_url: str, event: str, stdin: bytes) -> None:
+    done = run(store_url, "hook", event, stdin=stdin)
+    assert done.returncode == 0 and done.stdout == b""
+    assert b'"level":"error"' in done.stderr
+
+
+def test_missing_transcript_and_broken_store_are_logged_not_raised(
+    store_url: str, tmp_path: Path, session: dict[str, str]
+) -> None:
+    gone = hook(
+        store_url,
+        "SessionEnd",
+        reason="other",
+        **{**session, "transcript_path": str(tmp_path / "nope.jsonl")},
+    )
+    assert gone.returncode == 0 and gone.stdout == b"" and b"transcript_path" in gone.stderr
+    blocked = tmp_path / "file-not-dir"
+    blocked.write_text("")
+    broken = f"sqlite:///{blocked}/brain.db"
+    for event in ("SessionStart", "SessionEnd", "PreCompact"):
+        done = hook(broken, event, source="clear", reason="clear", trigger="auto", **session)
+        assert done.returncode == 0 and done.stdout == b"", event
+        assert b'"level":"error"' in done.stderr
+
+
+def test_install_merges_is_idempotent_and_uninstall_restores(
+    store_url: str, project_dir: Path, tmp_path: Path
+) -> None:
+    settings = project_dir / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    original_settings = {
+        "permissions": {"allow": ["Bash(ls:*)"]},
+        "hooks": {
+            "PostToolUse": [{"matcher": "Edit", "hooks": [{"type": "command", "command": "prettier -w"}]}]
+        },
+    }
+    settings.write_text(json.dumps(original_settings))
+    mcp = project_dir / ".mcp.json"
+    original_mcp = {"mcpServers": {"other": {"type": "stdio", "command": "other-server"}}}
+    mcp.write_text(json.dumps(original_mcp))
+
+    first = run(store_url, "--json", "install", "claude-code", cwd=project_dir)
+    assert first.returncode == 0, first.stderr
+    report = json.loads(first.stdout)
+    assert len(report["changes"]) == 5 and len(report["backups"]) == 2
+    merged = json.loads(settings.read_text())
+    assert merged["permissions"] == original_settings["permissions"]
+    post = merged["hooks"]["PostToolUse"]
+    assert post[0] == original_settings["hooks"]["PostToolUse"][0]
+    ours = post[1]["hooks"][0]
+    assert ours["async"] is True and ours["command"].endswith("hook post-tool-use")
+    assert Path(ours["command"].split()[0]).is_absolute()
+    assert {"SessionStart", "SessionEnd", "PreCompact"} <= set(merged["hooks"])
+    servers = json.loads(mcp.read_text())["mcpServers"]
+    assert (
+        servers["other"] == original_mcp["mcpServers"]["other"]
+        and servers["infinite-context"]["args"][-1] == "mcp"
+    )
+
+    snapshot = (settings.read_bytes(), mcp.read_bytes())
+    second = run(store_url, "--json", "install", "claude-code", cwd=project_dir)
+    assert json.loads(second.stdout)["changes"] == []
+    assert (settings.read_bytes(), mcp.read_bytes()) == snapshot
+
+    removed = run(store_url, "install", "claude-code", "--uninstall", cwd=project_dir)
+    assert removed.returncode == 0, removed.stderr
+    assert json.loads(settings.read_text()) == original_settings
+    assert json.loads(mcp.read_text()) == original_mcp
+
+
+def test_install_local_and_user_scopes_keep_claude_codes_own_config(
+    store_url: str, project_dir: Path, tmp_path: Path
+) -> None:
+    config = tmp_path / "claude-config"
+    config.mkdir()
+    own = {"numStartups": 7, "projects": {"/elsewhere": {"mcpServers": {"x": {"command": "x"}}}}}
+    (config / ".claude.json").write_text(json.dumps(own))
+    env = {"CLAUDE_CONFIG_DIR": str(config)}
+    for scope in ("local", "user"):
+        done = run(store_url, "install", "claude-code", "--scope", scope, cwd=project_dir, **env)
+        assert done.returncode == 0, done.stderr
+    data = json.loads((config / ".claude.json").read_text())
+    assert data["numStartups"] == 7 and data["projects"]["/elsewhere"] == own["projects"]["/elsewhere"]
+    assert "infinite-context" in data["mcpServers"]
+    assert "infinite-context" in data["projects"][str(project_dir.resolve())]["mcpServers"]
+    assert (project_dir / ".claude" / "settings.local.json").is_file() and (
+        config / "settings.json"
+    ).is_file()
+    for scope in ("local", "user"):
+        run(store_url, "install", "claude-code", "--scope", scope, "--uninstall", cwd=project_dir, **env)
+    data = json.loads((config / ".claude.json").read_text())
+    assert "infinite-context" not in data.get("mcpServers", {})
+    assert not (project_dir / ".claude" / "settings.local.json").exists()
+
+
+def test_install_refuses_a_malformed_settings_file_and_changes_nothing(
+    store_url: str, project_dir: Path
+) -> None:
+    settings = project_dir / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text("{ not json")
+    done = run(store_url, "install", "claude-code", cwd=project_dir)
+    assert done.returncode == 2 and b"settings.json" in done.stderr and b"not valid JSON" in done.stderr
+    assert settings.read_text() == "{ not json" and not (project_dir / ".mcp.json").exists()
