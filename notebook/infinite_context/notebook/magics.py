@@ -1,0 +1,216 @@
+"""The magics: each parses its arguments and makes one ProjectBrain call.
+
+Bad arguments raise IPython's ``UsageError`` (with the usage line); core errors (store down,
+version not in history...) are shown as a clear message in the cell output, once, in ``_call``,
+and the kernel keeps working.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+from IPython.core.error import UsageError
+from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class
+from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
+
+from infinite_context.core.errors import InfiniteContextError
+
+from .recorder import Recorder
+
+T = TypeVar("T")
+
+
+class _Note:
+    """A one-line result: Markdown in notebooks, plain text in a terminal."""
+
+    def __init__(self, markdown: str) -> None:
+        self.markdown = markdown
+
+    def _repr_markdown_(self) -> str:
+        return self.markdown
+
+    def __repr__(self) -> str:
+        return self.markdown.replace("**", "")
+
+
+@magics_class
+class ContextMagics(Magics):
+    def __init__(self, shell: Any) -> None:
+        super().__init__(shell)
+        self.recorder = Recorder()
+        self.auto_every: int | None = None
+        self._since_auto = 0
+        self._brains: dict[str, Any] = {}
+
+    # ---- plumbing -------------------------------------------------------------------------
+    def brain(self, project: str | None) -> Any:
+        """One brain per project folder, opened on first use (default: the kernel's folder,
+        which Jupyter and VS Code set to the notebook's)."""
+        from infinite_context.core.brain import ProjectBrain
+        from infinite_context.core.config import load_settings
+
+        folder = str(Path(project).expanduser().resolve()) if project else str(Path.cwd())
+        if folder not in self._brains:
+            self._brains[folder] = ProjectBrain.open(settings=load_settings(project_root=Path(folder)))
+        return self._brains[folder]
+
+    def _call(self, fn: Callable[[], T]) -> T | None:
+        try:
+            return fn()
+        except InfiniteContextError as exc:
+            sys.stderr.write(f"infinite-context: {exc.message}\n" + (f"fix: {exc.fix}\n" if exc.fix else ""))
+            return None
+
+    def _namespace(self) -> dict[str, Any]:
+        return self.shell.user_ns if self.shell is not None else {}
+
+    def close(self) -> None:
+        for brain in self._brains.values():
+            brain.close()
+        self._brains.clear()
+
+    # ---- checkpoint -----------------------------------------------------------------------
+    @magic_arguments()
+    @argument("-m", "--message", nargs="+", help="what was done / decided / is next")
+    @argument("--tokens", type=int, help="tokens in use, if known")
+    @argument("--auto", metavar="N|off", help="also checkpoint every N executed cells; 'off' stops")
+    @argument("--project", metavar="DIR", help="project folder (default: the notebook's)")
+    @line_cell_magic
+    def checkpoint(self, line: str, cell: str | None = None) -> Any:
+        """Checkpoint this notebook session into the project brain.
+
+        As a line magic: the cells run since the last checkpoint (sources, trimmed outputs,
+        errors), a summary of the variables, and -m MESSAGE. As a cell magic (%%checkpoint):
+        the cell body is the context.
+        """
+        args = parse_argstring(self.checkpoint, line)
+        if args.tokens is not None and args.tokens < 0:
+            raise UsageError("--tokens must be >= 0")
+        if args.auto is not None:
+            self._set_auto(args.auto)
+            if cell is None and not args.message:
+                return None
+        message = " ".join(args.message) if args.message else None
+        if cell is not None:
+            context = "\n".join(p for p in (message, cell) if p)
+            if not context.strip():
+                raise UsageError("%%checkpoint needs a cell body (the context)")
+        else:
+            context = self.recorder.context(self._namespace(), message, str(Path.cwd()))
+        return self._checkpoint(context, args.tokens, args.project, from_recorder=cell is None)
+
+    def _checkpoint(self, context: str, tokens: int | None, project: str | None, from_recorder: bool) -> Any:
+        from IPython.display import display
+
+        handle = display(_Note("⏳ infinite-context: merging…"), display_id=True)
+        result = self._call(lambda: self.brain(project).checkpoint(context, tokens, wait=False))
+        if result is None:
+            if handle is not None:
+                handle.update(_Note("✘ infinite-context: checkpoint not stored (see the message above)"))
+            return None
+        if from_recorder:
+            self.recorder.reset()
+        refining = f" · refining with {result.refining} in the background" if result.refining else ""
+        line = (
+            f"✔ checkpoint **v{result.version}** · merged by {result.merged_by} · "
+            f"{result.duration_ms:.0f} ms · state {result.state_tokens:,}/{result.token_cap:,} tokens"
+            f"{refining}"
+        )
+        if handle is not None:
+            handle.update(_Note(line))
+        return None
+
+    def _set_auto(self, value: str) -> None:
+        if value == "off":
+            self.auto_every = None
+            print("infinite-context: automatic checkpoints off")
+            return
+        try:
+            every = int(value)
+        except ValueError:
+            raise UsageError("--auto takes a number of cells or 'off'") from None
+        if every < 1:
+            raise UsageError("--auto takes a number of cells >= 1 or 'off'")
+        self.auto_every, self._since_auto = every, 0
+        print(f"infinite-context: checkpoint every {every} executed cells")
+
+    def post_run_cell(self, result: Any) -> None:
+        before = self.recorder.executed
+        self.recorder.post_run_cell(result)
+        if self.auto_every is None or self.recorder.executed == before:
+            return
+        self._since_auto += 1
+        if self._since_auto >= self.auto_every:
+            self._since_auto = 0
+            context = self.recorder.context(self._namespace(), None, str(Path.cwd()))
+            self._checkpoint(context, None, None, from_recorder=True)
+
+    # ---- resume / status / history / rollback ---------------------------------------------
+    @magic_arguments()
+    @argument("--max-tokens", type=int, help="cap the text at this many tokens")
+    @argument("--project", metavar="DIR")
+    @line_magic
+    def resume(self, line: str) -> Any:
+        """Show the project brain as Markdown; returns the ProjectState (None before the first)."""
+        from IPython.display import Markdown, display
+
+        args = parse_argstring(self.resume, line)
+        result = self._call(lambda: self.brain(args.project).resume(args.max_tokens))
+        if result is None:
+            return None
+        display(Markdown(result.markdown))
+        for warning in result.warnings:
+            print(f"warning: {warning}", file=sys.stderr)
+        return result.state
+
+    @magic_arguments()
+    @argument("--project", metavar="DIR")
+    @line_magic
+    def ctx_status(self, line: str) -> None:
+        """A panel: token budget, version, last checkpoint, merger, history with rollback."""
+        from .panel import show_status
+
+        args = parse_argstring(self.ctx_status, line)
+        brain = self._call(lambda: self.brain(args.project))
+        if brain is not None:
+            self._call(lambda: show_status(brain, self._call))
+
+    @magic_arguments()
+    @argument("--limit", type=int, default=10)
+    @argument("--project", metavar="DIR")
+    @line_magic
+    def ctx_history(self, line: str) -> None:
+        """The versions kept in history, newest first."""
+        from IPython.display import Markdown, display
+
+        args = parse_argstring(self.ctx_history, line)
+        if args.limit < 1:
+            raise UsageError("--limit must be >= 1")
+        items = self._call(lambda: self.brain(args.project).history(args.limit))
+        if items is None:
+            return
+        if not items:
+            print("No history yet: run %checkpoint first.")
+            return
+        rows = ["| version | time (UTC) | merged by | current task |", "|---|---|---|---|"]
+        for h in items:
+            task = h.first_line.replace("|", "/")
+            rows.append(f"| {h.version} | {h.timestamp:%Y-%m-%d %H:%M:%S} | {h.merged_by} | {task} |")
+        display(Markdown("\n".join(rows)))
+
+    @magic_arguments()
+    @argument("--steps", type=int, help="go back this many versions (default 1)")
+    @argument("--version", type=int, help="restore exactly this version")
+    @argument("--project", metavar="DIR")
+    @line_magic
+    def rollback(self, line: str) -> None:
+        """Restore an earlier version (written as a new version)."""
+        args = parse_argstring(self.rollback, line)
+        if args.steps is not None and args.version is not None:
+            raise UsageError("give --steps or --version, not both")
+        result = self._call(lambda: self.brain(args.project).rollback(steps=args.steps, version=args.version))
+        if result is not None:
+            print(f"✔ restored v{result.restored_from} as v{result.version}")
