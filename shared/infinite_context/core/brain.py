@@ -16,6 +16,7 @@ import socket
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .config import Settings, load_settings
 from .errors import InvalidInput, NotFound
@@ -39,6 +40,9 @@ from .redact import redact
 from .render import render_within
 from .storage import BaseStore, open_store
 from .tokens import count_tokens
+
+if TYPE_CHECKING:
+    from .memory.working import WorkingMemory
 
 log = logging.getLogger(__name__)
 
@@ -70,6 +74,7 @@ class ProjectBrain:
         self.settings = settings
         self.merger = merger
         self.clock = clock
+        self._client_name: str | None = None
 
     @classmethod
     def open(cls, project_dir: Path | str | None = None, settings: Settings | None = None) -> ProjectBrain:
@@ -304,6 +309,7 @@ class ProjectBrain:
             lock_holder=self.store.lock_holder(self.session_id),
             refining=_refining_label(self.store.lock_holder(refine_lock_id(self.session_id))),
             warnings=warnings,
+            memory=self.memory().budget_status(),
         )
         if state is not None:
             ac = state.active_context
@@ -316,6 +322,14 @@ class ProjectBrain:
             report.pending_decisions = sum(d.status == "pending" for d in ac.active_decisions)
             report.recent_changes = len(state.project_context.recent_changes)
         return report
+
+    def memory(self, client_name: str | None = None) -> WorkingMemory:
+        """This project's working memory (budget detected from ``client_name`` if given)."""
+        from .memory.working import WorkingMemory
+
+        if client_name is not None:
+            self._client_name = client_name
+        return WorkingMemory(self.store, self.session_id, self.settings, self._client_name)
 
     def history(self, limit: int = 5) -> list[HistorySummary]:
         if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:

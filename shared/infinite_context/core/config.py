@@ -96,6 +96,11 @@ class Settings(BaseSettings):
     )
     observation_max_tokens: int = Field(300, ge=50, le=4000, validation_alias=_env("observation_max_tokens"))
     context_window: int | None = Field(None, ge=1000, validation_alias=_env("context_window"))
+    # Working memory: the budget is detected from the MCP client unless set here or by `configure`.
+    budget: int | None = Field(None, ge=1000, le=10_000_000, validation_alias=_env("budget"))
+    memory_auto_compact: bool = Field(True, validation_alias=_env("memory_auto_compact"))
+    memory_threshold: float = Field(0.9, gt=0, le=1, validation_alias=_env("memory_threshold"))
+    memory_target: float = Field(0.8, gt=0, le=1, validation_alias=_env("memory_target"))
 
     @field_validator("log_level", mode="before")
     @classmethod

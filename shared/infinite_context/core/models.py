@@ -138,6 +138,8 @@ class StatusReport(_Model):
     #: "gemini:<model>" while a background LLM refinement is running
     refining: str | None = None
     warnings: list[str] = Field(default_factory=list)
+    #: working-memory budget figures (one status for both designs)
+    memory: BudgetStatus | None = None
 
 
 class HistorySummary(_Model):
@@ -183,3 +185,8 @@ class Observation(_Model):
     is_error: bool = False
     created_at: datetime = Field(default_factory=utcnow)
     source: str = "transcript"  # "hook" when stored by the PostToolUse hook
+
+
+from .memory.model import BudgetStatus  # noqa: E402  (memory.model imports utcnow from here)
+
+StatusReport.model_rebuild()

@@ -22,8 +22,10 @@ from pydantic import BaseModel, Field
 
 from infinite_context.core.brain import ProjectBrain, default_owner
 from infinite_context.core.errors import InfiniteContextError
+from infinite_context.core.memory.working import WorkingMemory
 
 from .. import text
+from .memory_tools import register as register_memory_tools
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -81,6 +83,11 @@ def build_server(factory: Callable[[], ProjectBrain]) -> tuple[MCPServer, BrainH
             return fn(holder.get())
         except InfiniteContextError as exc:
             raise ToolError(str(exc)) from None
+
+    def _memory(fn: Callable[[WorkingMemory], T], client: str | None = None) -> T:
+        return _call(lambda b: fn(b.memory(client)))
+
+    register_memory_tools(app, _memory)
 
     @app.tool(
         description="Merge what happened into the project brain (a new version). Write short labelled "

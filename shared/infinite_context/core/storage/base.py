@@ -27,6 +27,7 @@ from pydantic import ValidationError
 
 from ..errors import ConflictError, CorruptState, StorageError
 from ..models import HistoryEntry, LockInfo, Observation, ProjectState
+from .memory_base import MemoryStore
 
 #: ``fn(current_state_or_None, next_version) -> HistoryEntry`` for version ``next_version``.
 UpdateFn = Callable[[ProjectState | None, int], HistoryEntry]
@@ -89,7 +90,7 @@ def parse_entry(raw: bytes | str, *, session_id: str) -> HistoryEntry | None:
         return None
 
 
-class BaseStore(abc.ABC):
+class BaseStore(MemoryStore):
     """Shared behaviour; backends fill in the primitives below."""
 
     #: the store location as shown to people (never with a password).

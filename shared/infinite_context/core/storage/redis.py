@@ -36,6 +36,7 @@ import orjson
 from ..errors import ConflictError, StorageUnavailable
 from ..models import HistoryEntry, LockInfo, Observation, ProjectState
 from .base import BaseStore, Change, ChangeCallback, parse_entry, parse_observation
+from .memory_redis import RedisMemoryMixin
 
 log = logging.getLogger(__name__)
 _T = TypeVar("_T")
@@ -70,7 +71,7 @@ def is_cluster_url(url: str) -> bool:
     return urlsplit(url).scheme.endswith("+cluster")
 
 
-class RedisStore(BaseStore):
+class RedisStore(RedisMemoryMixin, BaseStore):
     def __init__(
         self,
         url: str,

@@ -25,6 +25,7 @@ from typing import Any, TypeVar
 from ..errors import StorageUnavailable
 from ..models import HistoryEntry, LockInfo, Observation, ProjectState
 from .base import BaseStore, Change, ChangeCallback, parse_entry, parse_observation
+from .memory_sqlite import SQLiteMemoryMixin
 from .sqlite_migrations import migrate
 
 log = logging.getLogger(__name__)
@@ -60,7 +61,7 @@ def _prepare_file(path: Path) -> None:
         raise _unavailable(path, exc) from None
 
 
-class SQLiteStore(BaseStore):
+class SQLiteStore(SQLiteMemoryMixin, BaseStore):
     def __init__(self, path: Path, *, history_size: int = 5, cas_attempts: int = 3) -> None:
         super().__init__(history_size=history_size, cas_attempts=cas_attempts)
         self.path = path.expanduser().resolve()

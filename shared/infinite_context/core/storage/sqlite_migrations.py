@@ -50,6 +50,28 @@ MIGRATIONS: list[tuple[int, str]] = [
         ) WITHOUT ROWID;
         """,
     ),
+    (
+        3,
+        """
+        CREATE TABLE memory_items (
+            rid        INTEGER PRIMARY KEY,
+            session_id TEXT NOT NULL,
+            id         TEXT NOT NULL,
+            item       TEXT NOT NULL,
+            archived   INTEGER NOT NULL,
+            pinned     INTEGER NOT NULL,
+            tokens     INTEGER NOT NULL,
+            created_at REAL NOT NULL,
+            UNIQUE (session_id, id)
+        );
+        CREATE INDEX memory_items_by_age ON memory_items(session_id, archived, created_at);
+        CREATE VIRTUAL TABLE memory_fts USING fts5(body, tags, tokenize = 'unicode61');
+        CREATE TABLE memory_config (
+            session_id TEXT PRIMARY KEY,
+            config     TEXT NOT NULL
+        );
+        """,
+    ),
 ]
 
 LATEST = MIGRATIONS[-1][0]

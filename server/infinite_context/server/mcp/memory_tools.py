@@ -1,0 +1,199 @@
+"""Working-memory MCP tools, with the seed compactor's names and meaning. Each parses its
+arguments and makes one WorkingMemory call; errors are mapped by the server's ``call``."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Annotated, Any
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.types import CallToolResult, TextContent
+from pydantic import BaseModel, Field
+
+from infinite_context.core.errors import InvalidInput
+from infinite_context.core.memory.model import CompactionReport, MemoryItem, QueryHit
+
+Call = Callable[..., Any]  # (fn(WorkingMemory), client name=None) -> fn's result
+
+
+def client_name(ctx: Context[Any, Any] | None) -> str | None:
+    """The MCP client's name from its initialize request (budget detection)."""
+    try:
+        params = ctx.session.client_params if ctx is not None else None
+        return params.client_info.name if params is not None else None
+    except Exception:  # no session in this context: detection simply does not apply
+        return None
+
+
+def _line(item: MemoryItem) -> str:
+    flags = "".join(f for f, on in (("📌", item.pinned), ("🗄", item.archived), ("∑", item.promoted)) if on)
+    text = " ".join(item.live_text.split())
+    text = text if len(text) <= 160 else text[:159] + "…"
+    tags = f" [{', '.join(item.tags)}]" if item.tags else ""
+    return f"- {item.id} {flags}(imp {item.importance}, {item.tokens} tok){tags}: {text}"
+
+
+def _compaction_text(r: CompactionReport | None) -> str:
+    if r is None:
+        return ""
+    text = (
+        f"\n\nCompacted {r.before_tokens:,} -> {r.after_tokens:,} tokens (target {r.target_tokens:,}): "
+        f"{len(r.promoted)} summarised, {len(r.deduplicated)} duplicates and {len(r.evicted)} evicted to the "
+        "archive (query with archived=true; update with restore=true brings one back)."
+    )
+    if r.missing_summary:
+        text += f" Items without a summary (add one with `update`): {', '.join(r.missing_summary[:20])}"
+    return text
+
+
+def _reply(text: str, data: Any) -> CallToolResult:
+    if isinstance(data, BaseModel):
+        structured = data.model_dump(mode="json")
+    else:
+        structured = json.loads(json.dumps(data, default=lambda m: m.model_dump(mode="json")))
+    if not isinstance(structured, dict):
+        structured = {"items": structured}
+    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=structured)
+
+
+def register(app: MCPServer, call: Call) -> None:
+    @app.tool(
+        name="recall",
+        description="Call first: working-memory budget status and the items most worth keeping in mind.",
+    )
+    def recall(
+        limit: Annotated[int, Field(ge=1, le=100)] = 10, ctx: Context[Any, Any] | None = None
+    ) -> CallToolResult:
+        result = call(lambda m: m.recall(limit), client_name(ctx))
+        b = result.budget
+        head = (
+            f"Budget: {b.used:,}/{b.budget:,} tokens ({b.percent}%), {b.items} items, "
+            f"{b.pinned} pinned, {b.archived} archived."
+        )
+        body = "\n".join(_line(i) for i in result.items) or "(no items yet: `store` what you must not forget)"
+        return _reply(f"{head}\n{body}{_compaction_text(result.compaction)}", result)
+
+    @app.tool(name="store", description="Remember something (error, decision, code, note). Durable at once.")
+    def store(
+        content: Annotated[str, Field(description="The text to remember.")],
+        summary: Annotated[str | None, Field(description="One line; used when the budget is tight.")] = None,
+        tags: Annotated[list[str] | None, Field(description="Tags; detected when omitted.")] = None,
+        importance: Annotated[int, Field(ge=1, le=10, description="1 (low) to 10 (critical).")] = 5,
+        pinned: Annotated[bool, Field(description="Never compacted away.")] = False,
+        ctx: Context[Any, Any] | None = None,
+    ) -> CallToolResult:
+        item, report = call(
+            lambda m: m.store_item(
+                content=content, summary=summary, tags=tags, importance=importance, pinned=pinned
+            ),
+            client_name(ctx),
+        )
+        return _reply(
+            f"Stored {item.id} ({item.content_type}, {item.tokens} tokens).{_compaction_text(report)}", item
+        )
+
+    @app.tool(
+        name="query", description="Search working memory (BM25 on words and tags, with the retention score)."
+    )
+    def query(
+        query: Annotated[
+            str, Field(description="Words to search for (camelCase and snake_case are split).")
+        ] = "",
+        limit: Annotated[int, Field(ge=1, le=100)] = 10,
+        tags: Annotated[list[str] | None, Field(description="Only items carrying all of these tags.")] = None,
+        archived: Annotated[bool, Field(description="Search the archive instead.")] = False,
+    ) -> CallToolResult:
+        hits: list[QueryHit] = call(lambda m: m.query(query, limit, tags, archived))
+        text = "\n".join(f"{_line(h.item)} (score {h.score})" for h in hits) or "No match."
+        return _reply(text, {"items": hits})
+
+    @app.tool(
+        name="compact", description="Compact working memory now (summaries, dedup, eviction to the archive)."
+    )
+    def compact(
+        target: Annotated[
+            float | None, Field(gt=0, description="Tokens to get down to, or a share of the budget (0.5).")
+        ] = None,
+    ) -> CallToolResult:
+        report: CompactionReport = call(lambda m: m.compact(target))
+        return _reply(_compaction_text(report).strip() + f" ({report.duration_ms:.0f} ms)", report)
+
+    @app.tool(name="update", description="Change an item; restore=true brings an archived item back whole.")
+    def update(
+        id: Annotated[str, Field(min_length=1)],
+        content: str | None = None,
+        summary: str | None = None,
+        tags: list[str] | None = None,
+        importance: Annotated[int | None, Field(ge=1, le=10)] = None,
+        restore: bool = False,
+    ) -> CallToolResult:
+        item = call(lambda m: m.update(id, content, summary, tags, importance, restore))
+        return _reply(f"Updated {_line(item)}", item)
+
+    @app.tool(name="pin", description="Pin an item: compaction never touches it.")
+    def pin(id: Annotated[str, Field(min_length=1)]) -> CallToolResult:
+        item = call(lambda m: m.set_pinned(id, True))
+        return _reply(f"Pinned {item.id}.", item)
+
+    @app.tool(name="unpin", description="Unpin an item.")
+    def unpin(id: Annotated[str, Field(min_length=1)]) -> CallToolResult:
+        item = call(lambda m: m.set_pinned(id, False))
+        return _reply(f"Unpinned {item.id}.", item)
+
+    @app.tool(
+        name="forget", description="Delete an item for good (the only real delete; compaction archives)."
+    )
+    def forget(id: Annotated[str, Field(min_length=1)]) -> CallToolResult:
+        call(lambda m: m.forget(id))
+        return _reply(f"Forgot {id}.", {"forgotten": id})
+
+    @app.tool(name="list", description="Items, newest first, a page at a time.")
+    def list_items(
+        offset: Annotated[int, Field(ge=0)] = 0,
+        limit: Annotated[int, Field(ge=1, le=500)] = 20,
+        archived: bool = False,
+    ) -> CallToolResult:
+        items = call(lambda m: m.list_items(offset, limit, archived))
+        return _reply("\n".join(_line(i) for i in items) or "No items.", {"items": items})
+
+    @app.tool(
+        name="bulk_store",
+        description="Store many items at once: a JSON array of "
+        "{content, summary?, tags?, importance?, pinned?}.",
+    )
+    def bulk_store(items: Annotated[str, Field(description="A JSON array of objects.")]) -> CallToolResult:
+        built, report = call(lambda m: m.bulk_store(_json_array(items)))
+        return _reply(f"Stored {len(built)} items.{_compaction_text(report)}", {"items": built})
+
+    @app.tool(
+        name="export",
+        description="Every item (archive included) as JSON; summaries_only for a short version.",
+    )
+    def export(summaries_only: bool = False) -> CallToolResult:
+        data = call(lambda m: m.export(summaries_only))
+        return _reply(json.dumps(data, indent=1), {"items": data})
+
+    @app.tool(
+        name="configure", description="Set the working-memory budget, auto-compaction and its threshold."
+    )
+    def configure(
+        budget: Annotated[int | None, Field(ge=1000, le=10_000_000)] = None,
+        auto_compact: bool | None = None,
+        threshold: Annotated[float | None, Field(gt=0, le=1)] = None,
+    ) -> CallToolResult:
+        config = call(lambda m: m.configure(budget, auto_compact, threshold))
+        return _reply(
+            f"Budget {config.budget:,} tokens; auto-compact {'on' if config.auto_compact else 'off'} at "
+            f"{config.threshold:.0%} down to {config.target:.0%}.",
+            config,
+        )
+
+
+def _json_array(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InvalidInput(
+            "items", f"is not valid JSON ({exc.msg} at character {exc.pos})", fix='pass [{"content": "..."}]'
+        ) from None

@@ -1,0 +1,87 @@
+"""Working-memory models: items, budget configuration, and what the operations return."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..models import utcnow
+
+ContentType = Literal["error", "decision", "code", "prose", "tool_output"]
+
+
+class MemoryItem(BaseModel):
+    model_config = ConfigDict(extra="ignore", defer_build=True)
+
+    id: str = Field(default_factory=lambda: uuid.uuid4().hex[:12])
+    content: str
+    summary: str | None = None
+    tags: list[str] = Field(default_factory=list)
+    importance: int = Field(5, ge=1, le=10)
+    pinned: bool = False
+    content_type: ContentType = "prose"
+    created_at: datetime = Field(default_factory=utcnow)
+    accessed_at: datetime = Field(default_factory=utcnow)
+    access_count: int = 0
+    tokens: int = 0
+    #: outside the budget; still searchable with archived=True, restorable
+    archived: bool = False
+    #: set when compaction promoted the summary: the live item counts the summary's tokens only,
+    #: the full text stays here
+    promoted: bool = False
+
+    @property
+    def live_text(self) -> str:
+        """What counts against the budget and is shown: the summary once promoted."""
+        return self.summary if self.promoted and self.summary else self.content
+
+
+class MemoryConfig(BaseModel):
+    model_config = ConfigDict(extra="ignore", defer_build=True)
+
+    budget: int = Field(100_000, ge=1_000, le=10_000_000)
+    auto_compact: bool = True
+    threshold: float = Field(0.9, gt=0, le=1)  # compact when usage reaches this share
+    target: float = Field(0.8, gt=0, le=1)  # ... down to this share
+    #: where the budget came from: client name, setting or configure
+    source: str = "default"
+
+
+class BudgetStatus(BaseModel):
+    budget: int
+    used: int
+    items: int
+    pinned: int
+    archived: int
+    percent: float
+    auto_compact: bool
+    threshold: float
+    source: str
+
+
+class QueryHit(BaseModel):
+    item: MemoryItem
+    score: float
+    relevance: float
+    retention: float
+
+
+class CompactionReport(BaseModel):
+    before_tokens: int
+    after_tokens: int
+    target_tokens: int
+    promoted: list[str] = Field(default_factory=list)
+    deduplicated: list[str] = Field(default_factory=list)
+    evicted: list[str] = Field(default_factory=list)
+    #: live items with no summary: the assistant should `update` them with one
+    missing_summary: list[str] = Field(default_factory=list)
+    duration_ms: float = 0.0
+
+
+class RecallResult(BaseModel):
+    budget: BudgetStatus
+    items: list[MemoryItem]
+    compaction: CompactionReport | None = None

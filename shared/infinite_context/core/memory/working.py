@@ -1,0 +1,328 @@
+"""WorkingMemory: short-term items of one project kept under a token budget.
+
+Every write goes to the Store before the call returns (the seed lost up to 30 s on a crash);
+recency is the stored ``accessed_at`` (the seed reset it on restart); compaction archives instead
+of destroying (the seed deleted). ``forget`` is the only real delete.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any
+
+from pydantic import ValidationError
+
+from ..errors import InvalidInput, NotFound
+from ..models import utcnow
+from ..redact import redact
+from ..tokens import count_tokens
+from . import compaction
+from .model import BudgetStatus, CompactionReport, MemoryConfig, MemoryItem, QueryHit, RecallResult
+from .scoring import retention
+from .text import auto_tags, detect_type, normalize_tags, terms
+
+if TYPE_CHECKING:
+    from ..config import Settings
+    from ..storage.base import BaseStore
+
+MAX_CONTENT_CHARS = 200_000
+MAX_RETENTION = 1.35  # (0.4 + 0.3 + 0.2) * the largest type multiplier
+CANDIDATES = 100  # BM25 candidates re-ranked with the retention score
+#: budget by MCP client name (lowercase substring), as the seed detected it
+CLIENT_BUDGETS = {"claude": 80_000, "cursor": 60_000}
+DEFAULT_BUDGET = 100_000
+
+
+def _field_error(exc: ValidationError, prefix: str = "") -> InvalidInput:
+    first = exc.errors()[0]
+    name = prefix + ".".join(str(p) for p in first["loc"])
+    return InvalidInput(name or "item", first["msg"], fix=f"correct {name or 'the item'}")
+
+
+class WorkingMemory:
+    def __init__(
+        self, store: BaseStore, session_id: str, settings: Settings, client_name: str | None = None
+    ) -> None:
+        self.store = store
+        self.session_id = session_id
+        self.settings = settings
+        self.client_name = client_name
+
+    # ---- configuration ------------------------------------------------------------------------
+    def config(self) -> MemoryConfig:
+        stored = self.store.memory_config(self.session_id)
+        if stored and stored.get("source") == "configure":
+            try:
+                return MemoryConfig.model_validate(stored)
+            except ValidationError:
+                pass
+        s = self.settings
+        base = {
+            "auto_compact": s.memory_auto_compact,
+            "threshold": s.memory_threshold,
+            "target": s.memory_target,
+        }
+        if s.budget is not None:
+            return MemoryConfig(budget=s.budget, source="setting", **base)
+        name = (self.client_name or "").lower()
+        for needle, budget in CLIENT_BUDGETS.items():
+            if needle in name:
+                return MemoryConfig(budget=budget, source=f"client:{self.client_name}", **base)
+        return MemoryConfig(budget=DEFAULT_BUDGET, source="default", **base)
+
+    def configure(
+        self, budget: int | None = None, auto_compact: bool | None = None, threshold: float | None = None
+    ) -> MemoryConfig:
+        current = self.config().model_dump()
+        changes = {"budget": budget, "auto_compact": auto_compact, "threshold": threshold}
+        current.update({k: v for k, v in changes.items() if v is not None}, source="configure")
+        if current["target"] >= current["threshold"]:
+            current["target"] = round(current["threshold"] * 0.9, 3)  # compaction must free something
+        try:
+            config = MemoryConfig.model_validate(current)
+        except ValidationError as exc:
+            raise _field_error(exc) from None
+        self.store.memory_set_config(self.session_id, config.model_dump())
+        return config
+
+    def budget_status(self) -> BudgetStatus:
+        config = self.config()
+        used, live, pinned, archived = self.store.memory_usage(self.session_id)
+        return BudgetStatus(
+            budget=config.budget,
+            used=used,
+            items=live,
+            pinned=pinned,
+            archived=archived,
+            percent=round(100 * used / config.budget, 1),
+            auto_compact=config.auto_compact,
+            threshold=config.threshold,
+            source=config.source,
+        )
+
+    # ---- writes -------------------------------------------------------------------------------
+    def _new_item(self, raw: dict[str, Any], where: str = "") -> MemoryItem:
+        content = raw.get("content")
+        if not isinstance(content, str) or not content.strip():
+            raise InvalidInput(f"{where}content", "is empty", fix="pass the text to remember")
+        if len(content) > MAX_CONTENT_CHARS:
+            raise InvalidInput(
+                f"{where}content",
+                f"is {len(content):,} characters",
+                fix=f"store at most {MAX_CONTENT_CHARS:,}",
+            )
+        content = redact(content)
+        summary = raw.get("summary")
+        summary = redact(summary) if isinstance(summary, str) and summary.strip() else None
+        content_type = raw.get("content_type") or detect_type(content)
+        tags = raw.get("tags")
+        if tags is not None and not (isinstance(tags, list) and all(isinstance(t, str) for t in tags)):
+            raise InvalidInput(f"{where}tags", "must be a list of strings", fix='e.g. ["auth", "redis"]')
+        fields = {
+            k: v
+            for k, v in raw.items()
+            if k in {"id", "importance", "pinned", "created_at", "accessed_at"} and v is not None
+        }
+        try:
+            return MemoryItem(
+                content=content,
+                summary=summary,
+                tags=normalize_tags(tags) if tags else auto_tags(content, content_type),
+                content_type=content_type,
+                tokens=count_tokens(content),
+                **fields,
+            )
+        except ValidationError as exc:
+            raise _field_error(exc, where) from None
+
+    def store_item(self, **fields: Any) -> tuple[MemoryItem, CompactionReport | None]:
+        item = self._new_item(fields)
+        self.store.memory_put(self.session_id, [item])
+        return item, self._auto_compact()
+
+    def bulk_store(self, items: Any) -> tuple[list[MemoryItem], CompactionReport | None]:
+        if not isinstance(items, list) or not items:
+            raise InvalidInput(
+                "items", "must be a non-empty JSON array of objects", fix='[{"content": "..."}]'
+            )
+        built = []
+        for n, raw in enumerate(items):
+            if not isinstance(raw, dict):
+                raise InvalidInput(f"items[{n}]", "is not an object", fix='each item is {"content": "..."}')
+            built.append(self._new_item(raw, f"items[{n}]."))
+        self.store.memory_put(self.session_id, built)  # all or nothing
+        return built, self._auto_compact()
+
+    def _get(self, item_id: str) -> MemoryItem:
+        found = self.store.memory_get(self.session_id, [item_id]).get(item_id)
+        if found is None:
+            raise NotFound(f"no memory item {item_id!r}", fix="`list` or `query` shows the ids")
+        return found
+
+    def update(
+        self,
+        item_id: str,
+        content: str | None = None,
+        summary: str | None = None,
+        tags: list[str] | None = None,
+        importance: int | None = None,
+        restore: bool = False,
+    ) -> MemoryItem:
+        item = self._get(item_id)
+        changes: dict[str, Any] = {}
+        if content is not None:
+            fresh = self._new_item({"content": content})
+            changes |= {"content": fresh.content, "content_type": fresh.content_type, "tokens": fresh.tokens}
+        if summary is not None:
+            changes["summary"] = redact(summary) if summary.strip() else None
+        if tags is not None:
+            changes["tags"] = normalize_tags(tags)
+        if importance is not None:
+            if isinstance(importance, bool) or not 1 <= importance <= 10:
+                raise InvalidInput(
+                    "importance", f"{importance} is outside 1-10", fix="pass 1 (low) to 10 (high)"
+                )
+            changes["importance"] = importance
+        if restore:
+            changes |= {"archived": False, "promoted": False}
+        updated = item.model_copy(update=changes)
+        if updated.promoted and updated.summary:
+            updated.tokens = count_tokens(updated.summary)
+        elif "tokens" not in changes:
+            updated.tokens = count_tokens(updated.content)
+        self.store.memory_put(self.session_id, [updated])
+        return updated
+
+    def set_pinned(self, item_id: str, pinned: bool) -> MemoryItem:
+        item = self._get(item_id).model_copy(update={"pinned": pinned})
+        self.store.memory_put(self.session_id, [item])
+        return item
+
+    def forget(self, item_id: str) -> None:
+        if not self.store.memory_delete(self.session_id, [item_id]):
+            raise NotFound(f"no memory item {item_id!r}", fix="`list` or `query` shows the ids")
+
+    # ---- reads --------------------------------------------------------------------------------
+    def query(
+        self, text: str = "", limit: int = 10, tags: list[str] | None = None, archived: bool = False
+    ) -> list[QueryHit]:
+        if not 1 <= limit <= 100:
+            raise InvalidInput("limit", f"{limit} is outside 1-100", fix="pass e.g. 10")
+        wanted = set(normalize_tags(tags or []))
+        query_terms = terms(text or "")
+        if query_terms:
+            ranked = self.store.memory_search(
+                self.session_id, query_terms, max(CANDIDATES, limit * 5), archived
+            )
+            found = self.store.memory_get(self.session_id, [i for i, _ in ranked])
+            pairs = [(found[i], score) for i, score in ranked if i in found]
+        elif wanted:
+            pairs = [(item, 0.0) for item in self.store.memory_all(self.session_id, archived)]
+        else:
+            raise InvalidInput(
+                "query", "is empty and no tags were given", fix="pass words to search for, or tags"
+            )
+        if wanted:
+            pairs = [(item, score) for item, score in pairs if wanted <= set(item.tags)]
+        now = utcnow()
+        best = max((score for _, score in pairs), default=0.0) or 1.0
+        hits = []
+        for item, score in pairs:
+            kept = retention(item, now)
+            relevance = score / best
+            combined = (0.7 * relevance + 0.3 * max(0.0, kept) / MAX_RETENTION) if query_terms else kept
+            hits.append(
+                QueryHit(
+                    item=item,
+                    score=round(combined, 4),
+                    relevance=round(relevance, 4),
+                    retention=round(kept, 4),
+                )
+            )
+        hits.sort(key=lambda h: -h.score)
+        hits = hits[:limit]
+        self._touch([h.item for h in hits if not h.item.archived], now)
+        return hits
+
+    def _touch(self, items: list[MemoryItem], now: Any) -> None:
+        if not items:
+            return
+        touched = [
+            i.model_copy(update={"accessed_at": now, "access_count": i.access_count + 1}) for i in items
+        ]
+        self.store.memory_touch(self.session_id, touched)
+
+    def recall(self, limit: int = 10) -> RecallResult:
+        """Budget status and the items most worth keeping in mind (pinned first)."""
+        if not 1 <= limit <= 100:
+            raise InvalidInput("limit", f"{limit} is outside 1-100", fix="pass e.g. 10")
+        report = self._auto_compact()
+        now = utcnow()
+        live = self.store.memory_all(self.session_id, archived=False)
+        live.sort(key=lambda i: (not i.pinned, -retention(i, now)))
+        return RecallResult(budget=self.budget_status(), items=live[:limit], compaction=report)
+
+    def list_items(self, offset: int = 0, limit: int = 20, archived: bool = False) -> list[MemoryItem]:
+        if offset < 0 or not 1 <= limit <= 500:
+            raise InvalidInput("limit", "offset must be >= 0 and limit 1-500", fix="e.g. offset 0, limit 20")
+        return self.store.memory_page(self.session_id, archived, offset, limit)
+
+    def export(self, summaries_only: bool = False) -> list[dict[str, Any]]:
+        items = self.store.memory_all(self.session_id, archived=None)
+        items.sort(key=lambda i: i.created_at)
+        if not summaries_only:
+            return [i.model_dump(mode="json") for i in items]
+        return [
+            {
+                "id": i.id,
+                "summary": i.summary or i.content[:200],
+                "tags": i.tags,
+                "importance": i.importance,
+                "pinned": i.pinned,
+                "archived": i.archived,
+            }
+            for i in items
+        ]
+
+    def import_items(self, items: Any) -> int:
+        built, _ = self.bulk_store(items)
+        return len(built)
+
+    # ---- compaction ---------------------------------------------------------------------------
+    def _auto_compact(self) -> CompactionReport | None:
+        config = self.config()
+        if not config.auto_compact:
+            return None
+        used = self.store.memory_usage(self.session_id)[0]
+        if used < config.threshold * config.budget:
+            return None
+        return self.compact(int(config.target * config.budget))
+
+    def compact(self, target: int | float | None = None) -> CompactionReport:
+        started = time.perf_counter()
+        config = self.config()
+        if target is None:
+            goal = int(config.target * config.budget)
+        elif isinstance(target, bool) or target <= 0:
+            raise InvalidInput(
+                "target", f"{target} must be > 0", fix="tokens (e.g. 50000) or a share of the budget (0.5)"
+            )
+        else:
+            # A fraction (0.5) is a share of the budget; a whole number is tokens.
+            goal = int(target * config.budget) if isinstance(target, float) and target <= 1 else int(target)
+        items = self.store.memory_all(self.session_id, archived=False)
+        before = sum(i.tokens for i in items)
+        planned = compaction.plan(items, goal, count_tokens, utcnow())
+        if planned.changed:
+            self.store.memory_put(self.session_id, list(planned.changed.values()))
+        after_items = [planned.changed.get(i.id, i) for i in items]
+        return CompactionReport(
+            before_tokens=before,
+            after_tokens=planned.used_after,
+            target_tokens=goal,
+            promoted=planned.promoted,
+            deduplicated=planned.deduplicated,
+            evicted=planned.evicted,
+            missing_summary=[i.id for i in after_items if not i.archived and not i.summary][:50],
+            duration_ms=round((time.perf_counter() - started) * 1000, 2),
+        )

@@ -1,0 +1,56 @@
+"""The working-memory part of the Store contract (both backends implement it).
+
+Every write is durable when it returns (one SQLite transaction / one Redis MULTI). Search goes
+through a real index kept in the same transaction as the item: SQLite FTS5 (bm25 with k1 1.2,
+b 0.75, tag column weighted 5x) or, on Redis, an inverted index of per-term posting hashes scored
+with the same BM25 in the client (plain Redis has no full-text search; postings keep a query's
+cost proportional to the items that contain its terms, not to all items).
+"""
+
+from __future__ import annotations
+
+import abc
+from typing import Any
+
+from ..memory.model import MemoryItem
+
+
+class MemoryStore(abc.ABC):
+    @abc.abstractmethod
+    def memory_put(self, session_id: str, items: list[MemoryItem]) -> None:
+        """Insert or replace items (and their index entries) in one transaction."""
+
+    @abc.abstractmethod
+    def memory_touch(self, session_id: str, items: list[MemoryItem]) -> None:
+        """Store access bookkeeping (accessed_at, access_count) without re-indexing."""
+
+    @abc.abstractmethod
+    def memory_get(self, session_id: str, ids: list[str]) -> dict[str, MemoryItem]: ...
+
+    @abc.abstractmethod
+    def memory_all(self, session_id: str, archived: bool | None = False) -> list[MemoryItem]:
+        """Every item (live, archived, or both with None)."""
+
+    @abc.abstractmethod
+    def memory_page(self, session_id: str, archived: bool, offset: int, limit: int) -> list[MemoryItem]:
+        """Newest first."""
+
+    @abc.abstractmethod
+    def memory_delete(self, session_id: str, ids: list[str]) -> int:
+        """Really delete (the only operation that loses content); returns how many existed."""
+
+    @abc.abstractmethod
+    def memory_search(
+        self, session_id: str, terms: list[str], limit: int, archived: bool
+    ) -> list[tuple[str, float]]:
+        """(item id, BM25 relevance >= 0), best first, among live or archived items."""
+
+    @abc.abstractmethod
+    def memory_usage(self, session_id: str) -> tuple[int, int, int, int]:
+        """(live tokens, live items, pinned items, archived items)."""
+
+    @abc.abstractmethod
+    def memory_config(self, session_id: str) -> dict[str, Any] | None: ...
+
+    @abc.abstractmethod
+    def memory_set_config(self, session_id: str, config: dict[str, Any]) -> None: ...

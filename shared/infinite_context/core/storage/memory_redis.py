@@ -1,0 +1,214 @@
+"""Working memory on plain Redis: items plus an inverted index, all under the session's hash tag.
+
+Keys (``ic:{<session>}:mem:...``): ``items`` HASH id -> item JSON; ``order`` ZSET id -> created
+(live items), ``archive`` ZSET id -> created (archived items); ``tokens`` HASH id -> tokens of live
+items; ``pinned`` SET; ``terms`` HASH id -> the item's indexed terms; ``t:<term>`` HASH id ->
+"body_tf tag_tf" (a posting list); ``dl`` HASH id -> document length; ``config`` STRING.
+An upsert WATCHes the item's ``terms`` entry, so its old postings are removed in the same MULTI
+that adds the new ones. BM25 (k1 1.2, b 0.75, tag matches weighted 5x) is computed here from the
+postings of the query's terms only.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import Counter
+from collections.abc import Callable
+from typing import Any
+
+from ..memory.model import MemoryItem
+from ..memory.text import index_text, tag_text
+from .memory_base import MemoryStore
+
+K1, B, TAG_WEIGHT = 1.2, 0.75, 5.0
+WATCH_ATTEMPTS = 20
+
+
+def _parse(raw: Any) -> MemoryItem | None:
+    try:
+        return MemoryItem.model_validate_json(raw)
+    except ValueError:
+        return None
+
+
+def _s(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+class RedisMemoryMixin(MemoryStore):
+    _client: Any
+    key: Callable[[str, str], str]
+    _guard: Callable[[Callable[[], Any]], Any]
+
+    def _m(self, session_id: str, name: str) -> str:
+        return self.key(session_id, f"mem:{name}")
+
+    def memory_put(self, session_id: str, items: list[MemoryItem]) -> None:
+        import redis
+
+        terms_key = self._m(session_id, "terms")
+
+        def write() -> None:
+            for _ in range(WATCH_ATTEMPTS):
+                with self._client.pipeline(transaction=True) as pipe:
+                    try:
+                        pipe.watch(terms_key)
+                        ids = [i.id for i in items]
+                        old = dict(zip(ids, pipe.hmget(terms_key, ids), strict=True)) if ids else {}
+                        pipe.multi()
+                        for item in items:
+                            self._queue_put(pipe, session_id, item, old.get(item.id))
+                        pipe.execute()
+                        return
+                    except redis.WatchError:
+                        continue
+            raise redis.WatchError("memory index kept changing")
+
+        self._guard(write)
+
+    def _queue_put(self, pipe: Any, sid: str, item: MemoryItem, old_terms: Any) -> None:
+        if old_terms:
+            for term in _s(old_terms).split():
+                pipe.hdel(self._m(sid, f"t:{term}"), item.id)
+        body = Counter(index_text(item.content, item.summary).split())
+        tags = Counter(tag_text(item.tags).split())
+        vocabulary = sorted(set(body) | set(tags))
+        for term in vocabulary:
+            pipe.hset(self._m(sid, f"t:{term}"), item.id, f"{body.get(term, 0)} {tags.get(term, 0)}")
+        pipe.hset(self._m(sid, "terms"), item.id, " ".join(vocabulary))
+        pipe.hset(self._m(sid, "dl"), item.id, sum(body.values()) + sum(tags.values()))
+        pipe.hset(self._m(sid, "items"), item.id, item.model_dump_json())
+        created = item.created_at.timestamp()
+        if item.archived:
+            pipe.zrem(self._m(sid, "order"), item.id)
+            pipe.zadd(self._m(sid, "archive"), {item.id: created})
+            pipe.hdel(self._m(sid, "tokens"), item.id)
+        else:
+            pipe.zrem(self._m(sid, "archive"), item.id)
+            pipe.zadd(self._m(sid, "order"), {item.id: created})
+            pipe.hset(self._m(sid, "tokens"), item.id, item.tokens)
+        if item.pinned:
+            pipe.sadd(self._m(sid, "pinned"), item.id)
+        else:
+            pipe.srem(self._m(sid, "pinned"), item.id)
+
+    def memory_touch(self, session_id: str, items: list[MemoryItem]) -> None:
+        mapping = {item.id: item.model_dump_json() for item in items}
+        if mapping:
+            self._guard(lambda: self._client.hset(self._m(session_id, "items"), mapping=mapping))
+
+    def memory_get(self, session_id: str, ids: list[str]) -> dict[str, MemoryItem]:
+        if not ids:
+            return {}
+        values = self._guard(lambda: self._client.hmget(self._m(session_id, "items"), ids))
+        found: dict[str, MemoryItem] = {}
+        for raw in values:
+            item = _parse(raw) if raw is not None else None
+            if item is not None:
+                found[item.id] = item
+        return found
+
+    def memory_all(self, session_id: str, archived: bool | None = False) -> list[MemoryItem]:
+        values = self._guard(lambda: self._client.hvals(self._m(session_id, "items")))
+        items = [item for raw in values if (item := _parse(raw)) is not None]
+        return items if archived is None else [i for i in items if i.archived == archived]
+
+    def memory_page(self, session_id: str, archived: bool, offset: int, limit: int) -> list[MemoryItem]:
+        key = self._m(session_id, "archive" if archived else "order")
+        ids = [_s(i) for i in self._guard(lambda: self._client.zrevrange(key, offset, offset + limit - 1))]
+        found = self.memory_get(session_id, ids)
+        return [found[i] for i in ids if i in found]
+
+    def memory_delete(self, session_id: str, ids: list[str]) -> int:
+        existing = [i for i, item in self.memory_get(session_id, ids).items() if item is not None]
+        if not existing:
+            return 0
+
+        def delete() -> None:
+            terms = self._client.hmget(self._m(session_id, "terms"), existing)
+            with self._client.pipeline(transaction=True) as pipe:
+                for item_id, old in zip(existing, terms, strict=True):
+                    for term in _s(old or b"").split():
+                        pipe.hdel(self._m(session_id, f"t:{term}"), item_id)
+                    for name in ("items", "terms", "dl", "tokens"):
+                        pipe.hdel(self._m(session_id, name), item_id)
+                    pipe.zrem(self._m(session_id, "order"), item_id)
+                    pipe.zrem(self._m(session_id, "archive"), item_id)
+                    pipe.srem(self._m(session_id, "pinned"), item_id)
+                pipe.execute()
+
+        self._guard(delete)
+        return len(existing)
+
+    def memory_search(
+        self, session_id: str, terms: list[str], limit: int, archived: bool
+    ) -> list[tuple[str, float]]:
+        unique = list(dict.fromkeys(t for t in terms if t))
+        if not unique:
+            return []
+
+        def read() -> tuple[list[Any], dict[Any, Any], int]:
+            pipe = self._client.pipeline(transaction=False)
+            for term in unique:
+                pipe.hgetall(self._m(session_id, f"t:{term}"))
+            pipe.hgetall(self._m(session_id, "dl"))
+            results = pipe.execute()
+            return results[:-1], results[-1], len(results[-1])
+
+        postings, lengths, docs = self._guard(read)
+        if not docs:
+            return []
+        average = sum(int(v) for v in lengths.values()) / docs
+        scores: dict[str, float] = {}
+        for posting in postings:
+            if not posting:
+                continue
+            idf = math.log((docs - len(posting) + 0.5) / (len(posting) + 0.5) + 1)
+            for raw_id, raw_tf in posting.items():
+                body_tf, tag_tf = (int(x) for x in _s(raw_tf).split())
+                tf = body_tf + TAG_WEIGHT * tag_tf
+                dl = int(lengths.get(raw_id, 0) or 0)
+                item_id = _s(raw_id)
+                scores[item_id] = scores.get(item_id, 0.0) + idf * tf * (K1 + 1) / (
+                    tf + K1 * (1 - B + B * dl / average)
+                )
+        if not scores:
+            return []
+        wanted = self._m(session_id, "archive" if archived else "order")
+        ids = list(scores)
+        pipe_scores = self._guard(lambda: self._pipeline_zscores(wanted, ids))
+        ranked = [(i, scores[i]) for i, present in zip(ids, pipe_scores, strict=True) if present is not None]
+        ranked.sort(key=lambda pair: -pair[1])
+        return ranked[:limit]
+
+    def _pipeline_zscores(self, key: str, ids: list[str]) -> list[Any]:
+        pipe = self._client.pipeline(transaction=False)
+        for item_id in ids:
+            pipe.zscore(key, item_id)
+        return list(pipe.execute())
+
+    def memory_usage(self, session_id: str) -> tuple[int, int, int, int]:
+        def read() -> list[Any]:
+            pipe = self._client.pipeline(transaction=False)
+            pipe.hvals(self._m(session_id, "tokens"))
+            pipe.zcard(self._m(session_id, "order"))
+            pipe.scard(self._m(session_id, "pinned"))
+            pipe.zcard(self._m(session_id, "archive"))
+            return list(pipe.execute())
+
+        tokens, live, pinned, archived = self._guard(read)
+        return sum(int(t) for t in tokens), int(live), int(pinned), int(archived)
+
+    def memory_config(self, session_id: str) -> dict[str, Any] | None:
+        raw = self._guard(lambda: self._client.get(self._m(session_id, "config")))
+        if raw is None:
+            return None
+        try:
+            data = json.loads(raw)
+        except ValueError:
+            return None
+        return data if isinstance(data, dict) else None
+
+    def memory_set_config(self, session_id: str, config: dict[str, Any]) -> None:
+        self._guard(lambda: self._client.set(self._m(session_id, "config"), json.dumps(config)))
