@@ -73,3 +73,46 @@ def test_logs_are_json_lines_on_stderr(project_dir: Path, store_url: str) -> Non
     result = run(project_dir, store_url, "checkpoint", "-m", "Working on src/app.py")
     for line in result.stderr.splitlines():
         json.loads(line)
+
+
+def test_memory_commands(project_dir: Path, store_url: str, tmp_path: Path) -> None:
+    stored = run(
+        project_dir,
+        store_url,
+        "--json",
+        "memory",
+        "store",
+        "-m",
+        "Error: redis timed out",
+        "--importance",
+        "8",
+    )
+    assert stored.returncode == 0, stored.stderr
+    assert json.loads(stored.stdout)["item"]["content_type"] == "error"
+    assert (
+        run(
+            project_dir, store_url, "memory", "store", "-", stdin="We decided to go with getUserById"
+        ).returncode
+        == 0
+    )
+    hits = json.loads(run(project_dir, store_url, "--json", "memory", "query", "user", "id").stdout)["items"]
+    assert hits and "getUserById" in hits[0]["item"]["content"]
+    listed = run(project_dir, store_url, "memory", "list")
+    assert listed.returncode == 0 and "redis timed out" in listed.stdout
+    exported = run(project_dir, store_url, "memory", "export")
+    dump = tmp_path / "memory.json"
+    dump.write_text(exported.stdout)
+    assert len(json.loads(exported.stdout)) == 2
+    compacted = json.loads(run(project_dir, store_url, "--json", "memory", "compact", "--target", "1").stdout)
+    assert compacted["after_tokens"] <= 1
+    other = tmp_path / "other"
+    other.mkdir()
+    imported = run(other, store_url, "--json", "memory", "import", str(dump))
+    assert json.loads(imported.stdout) == {"imported": 2}
+    bad = run(project_dir, store_url, "memory", "store", "-m", "x", "--importance", "11")
+    assert bad.returncode == 2 and "importance" in bad.stderr
+    broken = tmp_path / "broken.json"
+    broken.write_text("[{")
+    assert run(project_dir, store_url, "memory", "import", str(broken)).returncode == 2
+    status = json.loads(run(project_dir, store_url, "--json", "status").stdout)
+    assert status["memory"]["archived"] == 2

@@ -29,7 +29,10 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--json", action="store_true", help="print one JSON document")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    sub.add_parser("mcp", help="run the MCP stdio server (for Claude Code and other MCP clients)")
+    mc_ = sub.add_parser("mcp", help="run the MCP stdio server (for Claude Code and other MCP clients)")
+    mc_.add_argument(
+        "--budget", type=int, metavar="N", help="working-memory token budget (default: by client)"
+    )
 
     cp = sub.add_parser("checkpoint", help="merge new context into the brain")
     source = cp.add_mutually_exclusive_group(required=True)
@@ -80,6 +83,34 @@ def _parser() -> argparse.ArgumentParser:
         metavar="EVENT",
         help="session-start, session-end, pre-compact or post-tool-use (Claude Code's names work too)",
     )
+
+    mem = sub.add_parser("memory", help="working memory: store, query, list, compact, export, import")
+    mem.add_argument(
+        "--budget", type=int, metavar="N", help="token budget (default: INFINITE_CONTEXT_BUDGET)"
+    )
+    mems = mem.add_subparsers(dest="memory_command", required=True, metavar="ACTION")
+    ms = mems.add_parser("store", help="remember a text (from -m, or stdin with -)")
+    ms.add_argument("-m", "--message", metavar="TEXT")
+    ms.add_argument("stdin", nargs="?", choices=["-"])
+    ms.add_argument("--summary")
+    ms.add_argument("--tag", action="append", dest="tags", metavar="TAG")
+    ms.add_argument("--importance", type=int, default=5)
+    ms.add_argument("--pin", action="store_true")
+    mq = mems.add_parser("query", help="search (BM25 + retention)")
+    mq.add_argument("words", nargs="*")
+    mq.add_argument("--tag", action="append", dest="tags", metavar="TAG")
+    mq.add_argument("--limit", type=int, default=10)
+    mq.add_argument("--archived", action="store_true", help="search the archive")
+    ml = mems.add_parser("list", help="newest first")
+    ml.add_argument("--offset", type=int, default=0)
+    ml.add_argument("--limit", type=int, default=20)
+    ml.add_argument("--archived", action="store_true")
+    mc = mems.add_parser("compact", help="compact now")
+    mc.add_argument("--target", type=float, help="tokens, or a share of the budget (0.5)")
+    me = mems.add_parser("export", help="every item as JSON (stdout)")
+    me.add_argument("--summaries-only", action="store_true")
+    mi = mems.add_parser("import", help="items from a JSON array (file or - for stdin)")
+    mi.add_argument("file", metavar="FILE")
 
     ins = sub.add_parser("install", help="wire infinite-context into a client")
     ins.add_argument("client", choices=["claude-code"], help="claude-code: MCP server + hooks")
@@ -159,7 +190,9 @@ def _console() -> Any:
 
 
 def cmd_mcp(args: argparse.Namespace) -> int:
-    settings = _settings(args)
+    from infinite_context.core.config import load_settings
+
+    settings = load_settings(project_root=Path(args.project) if args.project else None, budget=args.budget)
     from infinite_context.core.brain import ProjectBrain
 
     from .mcp.app import serve
@@ -380,6 +413,12 @@ def cmd_transcript(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_memory(args: argparse.Namespace) -> int:
+    from .cli_memory import run_memory
+
+    return run_memory(args, _emit, _console)
+
+
 def cmd_install(args: argparse.Namespace) -> int:
     from infinite_context.core.claude_code import install
 
@@ -424,6 +463,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "transcript": cmd_transcript,
     "hook": cmd_hook,
     "install": cmd_install,
+    "memory": cmd_memory,
 }
 
 

@@ -46,6 +46,13 @@ def status_text(r: StatusReport) -> str:
         lines.append(f"History keeps versions: {', '.join(map(str, r.history_versions))}")
     if r.lock_holder:
         lines.append(f"Session held by: {r.lock_holder}")
+    if r.memory is not None:
+        m = r.memory
+        lines.append(
+            f"Working memory: {m.used:,}/{m.budget:,} tokens ({m.percent}%), {m.items} items, "
+            f"{m.pinned} pinned, {m.archived} archived; auto-compact "
+            f"{'at ' + format(m.threshold, '.0%') if m.auto_compact else 'off'} (budget from {m.source})"
+        )
     lines += [f"Warning: {w}" for w in r.warnings]
     return "\n".join(lines)
 

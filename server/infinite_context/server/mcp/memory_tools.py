@@ -116,7 +116,8 @@ def register(app: MCPServer, call: Call) -> None:
             float | None, Field(gt=0, description="Tokens to get down to, or a share of the budget (0.5).")
         ] = None,
     ) -> CallToolResult:
-        report: CompactionReport = call(lambda m: m.compact(target))
+        goal = target if target is None or target < 1 else int(target)  # 0.5: a share; 5000: tokens
+        report: CompactionReport = call(lambda m: m.compact(goal))
         return _reply(_compaction_text(report).strip() + f" ({report.duration_ms:.0f} ms)", report)
 
     @app.tool(name="update", description="Change an item; restore=true brings an archived item back whole.")

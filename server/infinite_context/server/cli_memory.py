@@ -1,0 +1,82 @@
+"""`infinite-context memory ...`: the working-memory commands (one WorkingMemory call each)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from infinite_context.core.errors import InvalidInput
+
+
+def run_memory(args: argparse.Namespace, emit: Callable[..., None], console: Callable[[], Any]) -> int:
+    import json
+
+    from infinite_context.core.brain import ProjectBrain
+    from infinite_context.core.config import load_settings
+
+    settings = load_settings(project_root=Path(args.project) if args.project else None, budget=args.budget)
+    action = args.memory_command
+    with ProjectBrain.open(settings=settings) as brain:
+        memory = brain.memory()
+        if action == "store":
+            text = args.message if args.message is not None else sys.stdin.read()
+            item, report = memory.store_item(
+                content=text,
+                summary=args.summary,
+                tags=args.tags,
+                importance=args.importance,
+                pinned=args.pin,
+            )
+            result: Any = {"item": item, "compaction": report}
+            human = f"Stored {item.id} ({item.content_type}, {item.tokens} tokens)."
+        elif action == "query":
+            hits = memory.query(" ".join(args.words), args.limit, args.tags, args.archived)
+            result = {"items": hits}
+            human = (
+                "\n".join(f"{h.item.id}  {h.score:.3f}  {h.item.live_text[:120]!r}" for h in hits)
+                or "No match."
+            )
+        elif action == "list":
+            items = memory.list_items(args.offset, args.limit, args.archived)
+            result = {"items": items}
+            human = (
+                "\n".join(f"{i.id}  {i.created_at:%Y-%m-%d %H:%M}  {i.live_text[:120]!r}" for i in items)
+                or "No items."
+            )
+        elif action == "compact":
+            # 0.5 is a share of the budget; a whole number is tokens
+            target = args.target if args.target is None or args.target < 1 else int(args.target)
+            report = memory.compact(target)
+            result = report
+            human = (
+                f"{report.before_tokens:,} -> {report.after_tokens:,} tokens: "
+                f"{len(report.promoted)} summarised, {len(report.deduplicated)} deduplicated, "
+                f"{len(report.evicted)} archived ({report.duration_ms:.0f} ms)."
+            )
+        elif action == "export":
+            data = memory.export(args.summaries_only)
+            sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+            return 0
+        else:
+            raw = sys.stdin.read() if args.file == "-" else _read_file(args.file)
+            try:
+                parsed = json.loads(raw)
+            except json.JSONDecodeError as exc:
+                raise InvalidInput(
+                    args.file, f"is not JSON ({exc.msg})", fix="pass the output of `memory export`"
+                ) from None
+            count = memory.import_items(parsed)
+            result = {"imported": count}
+            human = f"Imported {count} items."
+    emit(args, result, lambda: console().print(human, markup=False))
+    return 0
+
+
+def _read_file(name: str) -> str:
+    try:
+        return Path(name).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InvalidInput(name, f"cannot be read ({exc})", fix="pass a readable UTF-8 file") from None
