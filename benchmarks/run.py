@@ -19,7 +19,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="fewer repetitions (smoke run)")
     parser.add_argument(
-        "--only", choices=["mcp", "store", "transcript", "hooks", "merge"], help="run one group"
+        "--only", choices=["mcp", "store", "transcript", "hooks", "merge", "memory"], help="run one group"
     )
     args = parser.parse_args()
     store_url = f"sqlite:///{Path(tempfile.mkdtemp(prefix='ic-bench-store-')) / 'brain.db'}"
@@ -48,6 +48,13 @@ def main() -> None:
 
         fresh = f"sqlite:///{Path(tempfile.mkdtemp(prefix='ic-bench-store-')) / 'brain.db'}"
         hooks_bench.run(10 if args.quick else 30, fresh)
+
+    if args.only in (None, "memory"):
+        import memory_bench
+        import store_bench
+
+        with store_bench.redis_server() as redis_url:
+            memory_bench.run(redis_url)
 
     if args.only in (None, "merge"):
         import merge_quality

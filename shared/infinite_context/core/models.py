@@ -187,6 +187,6 @@ class Observation(_Model):
     source: str = "transcript"  # "hook" when stored by the PostToolUse hook
 
 
-from .memory.model import BudgetStatus  # noqa: E402  (memory.model imports utcnow from here)
+from .memory.model import BudgetStatus  # noqa: E402  (kept with the memory models)
 
 StatusReport.model_rebuild()

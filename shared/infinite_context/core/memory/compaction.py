@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -34,29 +34,43 @@ class Plan:
     used_after: int = 0
 
 
-def duplicates(items: list[MemoryItem], scores: dict[str, float]) -> list[str]:
-    """Ids of the lower-scored member of every pair above DUPLICATE_OVERLAP."""
-    sets = {i.id: set(terms(i.content)) for i in items}
+def duplicates(items: list[MemoryItem], scores: dict[str, float]) -> Iterator[str]:
+    """Ids to archive as duplicates, lowest score first: an item goes when it overlaps an item
+    with a higher score that stays. Lazy, so compaction stops scanning once the target is met,
+    and each item stops at its first higher-scored duplicate."""
+    sets = {i.id: frozenset(terms(i.content)) for i in items}
     frequency: Counter[str] = Counter(t for s in sets.values() for t in s)
-    ordered = {k: sorted(s, key=lambda t: (frequency[t], t)) for k, s in sets.items()}
+    prefixes: dict[str, list[str]] = {}
     index: dict[str, list[str]] = {}
-    losers: set[str] = set()
-    for item in sorted(items, key=lambda i: len(sets[i.id])):
+    for item in items:
+        mine = sets[item.id]
+        ordered = sorted(mine, key=lambda t: (frequency[t], t))
+        prefixes[item.id] = ordered[: len(mine) - math.ceil(DUPLICATE_OVERLAP * len(mine)) + 1]
+        for term in prefixes[item.id]:
+            index.setdefault(term, []).append(item.id)
+    gone: set[str] = set()
+    for item in sorted(items, key=lambda i: scores[i.id]):
         mine = sets[item.id]
         if not mine:
             continue
-        prefix = ordered[item.id][: len(mine) - math.ceil(DUPLICATE_OVERLAP * len(mine)) + 1]
-        candidates = {other for term in prefix for other in index.get(term, [])}
-        for other in candidates:
-            theirs = sets[other]
-            if len(theirs) < DUPLICATE_OVERLAP * len(mine):
-                continue  # size filter: the overlap cannot reach the threshold
-            overlap = len(mine & theirs) / len(mine | theirs)
-            if overlap > DUPLICATE_OVERLAP:
-                losers.add(item.id if scores[item.id] < scores[other] else other)
-        for term in prefix:
-            index.setdefault(term, []).append(item.id)
-    return [i.id for i in items if i.id in losers]
+        seen: set[str] = {item.id}
+        for term in prefixes[item.id]:
+            hit = False
+            for other in index[term]:
+                if other in seen or other in gone or scores[other] < scores[item.id]:
+                    continue
+                seen.add(other)
+                theirs = sets[other]
+                small, large = sorted((len(mine), len(theirs)))
+                if small < DUPLICATE_OVERLAP * large:
+                    continue  # size filter: the overlap cannot reach the threshold
+                if len(mine & theirs) / len(mine | theirs) > DUPLICATE_OVERLAP:
+                    hit = True
+                    break
+            if hit:
+                gone.add(item.id)
+                yield item.id
+                break
 
 
 def plan(items: list[MemoryItem], target: int, count: Callable[[str], int], now: datetime) -> Plan:

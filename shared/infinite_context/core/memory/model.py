@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import uuid
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..models import utcnow
+
+def utcnow() -> datetime:
+    # Not imported from ..models: that module imports BudgetStatus from here.
+    return datetime.now(UTC)
+
 
 ContentType = Literal["error", "decision", "code", "prose", "tool_output"]
 

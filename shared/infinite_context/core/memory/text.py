@@ -59,6 +59,7 @@ INFRA = (
     "graphql",
     "grpc",
 )
+_INFRA = re.compile(r"\b(" + "|".join(INFRA) + r")\b")
 _EXT = re.compile(
     r"\b[\w./-]+\.(py|ts|tsx|js|jsx|go|rs|java|kt|rb|php|cs|cpp|c|h|sql|yaml|yml|json|toml|md|sh|tf)\b"
 )
@@ -81,7 +82,7 @@ def auto_tags(content: str, content_type: str) -> list[str]:
     tags = [content_type]
     lowered = content.lower()
     tags += [f".{ext}" for ext in dict.fromkeys(m.group(1) for m in _EXT.finditer(content))]
-    tags += [word for word in INFRA if re.search(rf"\b{word}\b", lowered)]
+    tags += list(dict.fromkeys(m.group(1) for m in _INFRA.finditer(lowered)))
     if _URL.search(content):
         tags.append("reference")
     return list(dict.fromkeys(tags))
@@ -95,8 +96,10 @@ def terms(text: str) -> list[str]:
     """Search terms: lowercase words, identifiers split on camelCase and snake_case (the whole
     identifier kept too), stop words dropped."""
     out: list[str] = []
-    for match in _WORD.finditer(text):
-        word = match.group()
+    for word in _WORD.findall(text):
+        if "_" not in word and (word.islower() or word.isdigit() or word[1:].islower()):
+            out.append(word.lower())  # the common case: nothing to split
+            continue
         parts = [p for chunk in word.split("_") for p in _CAMEL.findall(chunk)]
         lowered = word.lower()
         if len(parts) > 1:

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
 MAX_CONTENT_CHARS = 200_000
 MAX_RETENTION = 1.35  # (0.4 + 0.3 + 0.2) * the largest type multiplier
-CANDIDATES = 100  # BM25 candidates re-ranked with the retention score
+CANDIDATES = 30  # BM25 candidates re-ranked with the retention score (at least 3x the limit)
 #: budget by MCP client name (lowercase substring), as the seed detected it
 CLIENT_BUDGETS = {"claude": 80_000, "cursor": 60_000}
 DEFAULT_BUDGET = 100_000
@@ -195,7 +195,7 @@ class WorkingMemory:
 
     def set_pinned(self, item_id: str, pinned: bool) -> MemoryItem:
         item = self._get(item_id).model_copy(update={"pinned": pinned})
-        self.store.memory_put(self.session_id, [item])
+        self.store.memory_put(self.session_id, [item], reindex=False)
         return item
 
     def forget(self, item_id: str) -> None:
@@ -212,7 +212,7 @@ class WorkingMemory:
         query_terms = terms(text or "")
         if query_terms:
             ranked = self.store.memory_search(
-                self.session_id, query_terms, max(CANDIDATES, limit * 5), archived
+                self.session_id, query_terms, max(CANDIDATES, limit * 3), archived
             )
             found = self.store.memory_get(self.session_id, [i for i, _ in ranked])
             pairs = [(found[i], score) for i, score in ranked if i in found]
@@ -226,21 +226,19 @@ class WorkingMemory:
             pairs = [(item, score) for item, score in pairs if wanted <= set(item.tags)]
         now = utcnow()
         best = max((score for _, score in pairs), default=0.0) or 1.0
-        hits = []
+        scored = []
         for item, score in pairs:
             kept = retention(item, now)
             relevance = score / best
             combined = (0.7 * relevance + 0.3 * max(0.0, kept) / MAX_RETENTION) if query_terms else kept
-            hits.append(
-                QueryHit(
-                    item=item,
-                    score=round(combined, 4),
-                    relevance=round(relevance, 4),
-                    retention=round(kept, 4),
-                )
+            scored.append((combined, relevance, kept, item))
+        scored.sort(key=lambda row: -row[0])
+        hits = [
+            QueryHit.model_construct(
+                item=item, score=round(c, 4), relevance=round(r, 4), retention=round(k, 4)
             )
-        hits.sort(key=lambda h: -h.score)
-        hits = hits[:limit]
+            for c, r, k, item in scored[:limit]
+        ]
         self._touch([h.item for h in hits if not h.item.archived], now)
         return hits
 
@@ -314,7 +312,7 @@ class WorkingMemory:
         before = sum(i.tokens for i in items)
         planned = compaction.plan(items, goal, count_tokens, utcnow())
         if planned.changed:
-            self.store.memory_put(self.session_id, list(planned.changed.values()))
+            self.store.memory_put(self.session_id, list(planned.changed.values()), reindex=False)
         after_items = [planned.changed.get(i.id, i) for i in items]
         return CompactionReport(
             before_tokens=before,

@@ -17,8 +17,9 @@ from ..memory.model import MemoryItem
 
 class MemoryStore(abc.ABC):
     @abc.abstractmethod
-    def memory_put(self, session_id: str, items: list[MemoryItem]) -> None:
-        """Insert or replace items (and their index entries) in one transaction."""
+    def memory_put(self, session_id: str, items: list[MemoryItem], reindex: bool = True) -> None:
+        """Insert or replace items (and their index entries) in one transaction. ``reindex=False``
+        when only flags changed (archived, promoted, pinned, tokens): the text is the same."""
 
     @abc.abstractmethod
     def memory_touch(self, session_id: str, items: list[MemoryItem]) -> None:

@@ -44,7 +44,7 @@ class RedisMemoryMixin(MemoryStore):
     def _m(self, session_id: str, name: str) -> str:
         return self.key(session_id, f"mem:{name}")
 
-    def memory_put(self, session_id: str, items: list[MemoryItem]) -> None:
+    def memory_put(self, session_id: str, items: list[MemoryItem], reindex: bool = True) -> None:
         import redis
 
         terms_key = self._m(session_id, "terms")
@@ -58,7 +58,7 @@ class RedisMemoryMixin(MemoryStore):
                         old = dict(zip(ids, pipe.hmget(terms_key, ids), strict=True)) if ids else {}
                         pipe.multi()
                         for item in items:
-                            self._queue_put(pipe, session_id, item, old.get(item.id))
+                            self._queue_put(pipe, session_id, item, old.get(item.id), reindex)
                         pipe.execute()
                         return
                     except redis.WatchError:
@@ -67,17 +67,9 @@ class RedisMemoryMixin(MemoryStore):
 
         self._guard(write)
 
-    def _queue_put(self, pipe: Any, sid: str, item: MemoryItem, old_terms: Any) -> None:
-        if old_terms:
-            for term in _s(old_terms).split():
-                pipe.hdel(self._m(sid, f"t:{term}"), item.id)
-        body = Counter(index_text(item.content, item.summary).split())
-        tags = Counter(tag_text(item.tags).split())
-        vocabulary = sorted(set(body) | set(tags))
-        for term in vocabulary:
-            pipe.hset(self._m(sid, f"t:{term}"), item.id, f"{body.get(term, 0)} {tags.get(term, 0)}")
-        pipe.hset(self._m(sid, "terms"), item.id, " ".join(vocabulary))
-        pipe.hset(self._m(sid, "dl"), item.id, sum(body.values()) + sum(tags.values()))
+    def _queue_put(self, pipe: Any, sid: str, item: MemoryItem, old_terms: Any, reindex: bool = True) -> None:
+        if reindex:
+            self._queue_index(pipe, sid, item, old_terms)
         pipe.hset(self._m(sid, "items"), item.id, item.model_dump_json())
         created = item.created_at.timestamp()
         if item.archived:
@@ -92,6 +84,18 @@ class RedisMemoryMixin(MemoryStore):
             pipe.sadd(self._m(sid, "pinned"), item.id)
         else:
             pipe.srem(self._m(sid, "pinned"), item.id)
+
+    def _queue_index(self, pipe: Any, sid: str, item: MemoryItem, old_terms: Any) -> None:
+        if old_terms:
+            for term in _s(old_terms).split():
+                pipe.hdel(self._m(sid, f"t:{term}"), item.id)
+        body = Counter(index_text(item.content, item.summary).split())
+        tags = Counter(tag_text(item.tags).split())
+        vocabulary = sorted(set(body) | set(tags))
+        for term in vocabulary:
+            pipe.hset(self._m(sid, f"t:{term}"), item.id, f"{body.get(term, 0)} {tags.get(term, 0)}")
+        pipe.hset(self._m(sid, "terms"), item.id, " ".join(vocabulary))
+        pipe.hset(self._m(sid, "dl"), item.id, sum(body.values()) + sum(tags.values()))
 
     def memory_touch(self, session_id: str, items: list[MemoryItem]) -> None:
         mapping = {item.id: item.model_dump_json() for item in items}

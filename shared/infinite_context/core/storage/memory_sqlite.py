@@ -36,8 +36,18 @@ class SQLiteMemoryMixin(MemoryStore):
             rows: list[Any] = self._guard(lambda: self._conn.execute(sql, params).fetchall())
         return rows
 
-    def memory_put(self, session_id: str, items: list[MemoryItem]) -> None:
+    def memory_put(self, session_id: str, items: list[MemoryItem], reindex: bool = True) -> None:
         with self._write_txn() as conn:
+            if not reindex:
+                conn.executemany(
+                    "UPDATE memory_items SET item = ?, archived = ?, pinned = ?, tokens = ? "
+                    "WHERE session_id = ? AND id = ?",
+                    [
+                        (i.model_dump_json(), int(i.archived), int(i.pinned), i.tokens, session_id, i.id)
+                        for i in items
+                    ],
+                )
+                return
             for item in items:
                 row = conn.execute(
                     "SELECT rid FROM memory_items WHERE session_id = ? AND id = ?", (session_id, item.id)
