@@ -34,6 +34,11 @@ def _parser() -> argparse.ArgumentParser:
         "--budget", type=int, metavar="N", help="working-memory token budget (default: by client)"
     )
 
+    lsp = sub.add_parser("lsp", help="run the language server (for the VS Code extension; stdio)")
+    lsp.add_argument(
+        "--stdio", action="store_true", help="accepted for vscode-languageclient; stdio is the only transport"
+    )
+
     cp = sub.add_parser("checkpoint", help="merge new context into the brain")
     source = cp.add_mutually_exclusive_group(required=True)
     source.add_argument("-m", "--message", metavar="TEXT", help="the context text")
@@ -198,6 +203,13 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     from .mcp.app import serve
 
     serve(lambda: ProjectBrain.open(settings=settings))
+    return 0
+
+
+def cmd_lsp(args: argparse.Namespace) -> int:
+    from .lsp.app import serve
+
+    serve()
     return 0
 
 
@@ -451,6 +463,7 @@ def cmd_hook(args: argparse.Namespace) -> int:
 
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "mcp": cmd_mcp,
+    "lsp": cmd_lsp,
     "checkpoint": cmd_checkpoint,
     "refine": cmd_refine,
     "resume": cmd_resume,

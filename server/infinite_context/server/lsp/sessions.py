@@ -1,0 +1,134 @@
+"""One project brain per workspace folder, with its change-feed subscription and the budget
+figures the server pushes to the editor."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from infinite_context.core.brain import ProjectBrain
+from infinite_context.core.config import Settings, load_settings
+from infinite_context.core.errors import InvalidInput
+
+log = logging.getLogger(__name__)
+
+#: initializationOptions / configuration keys (camelCase, as VS Code settings) -> Settings fields
+OPTION_FIELDS = {
+    "storeUrl": "store_url",
+    "budget": "budget",
+    "merge": "merge",
+    "contextWindow": "context_window",
+    "logLevel": "log_level",
+}
+
+
+def settings_from_options(options: dict[str, Any] | None, folder: Path) -> Settings:
+    """Settings for one folder: the editor's options win over the environment."""
+    overrides: dict[str, Any] = {"project_root": folder}
+    for key, value in (options or {}).items():
+        name = OPTION_FIELDS.get(key)
+        if name is not None and value not in (None, ""):
+            overrides[name] = value
+    return load_settings(**overrides)
+
+
+@dataclass
+class FolderSession:
+    uri: str
+    root: Path
+    brain: ProjectBrain
+    subscription: Any = None
+    transcript: Path | None = None
+    transcript_mtime: float = 0.0
+    meter: dict[str, Any] = field(default_factory=dict)
+
+    def budget(self) -> dict[str, Any]:
+        """The payload of the ``infiniteContext/budget`` notification."""
+        status = self.brain.status()
+        memory = status.memory
+        return {
+            "folderUri": self.uri,
+            "contextTokens": self.meter.get("contextTokens"),
+            "contextWindow": self.meter.get("contextWindow"),
+            "memoryTokens": memory.used if memory else None,
+            "memoryBudget": memory.budget if memory else None,
+            "version": status.version,
+            "lastCheckpoint": status.last_checkpoint.isoformat() if status.last_checkpoint else None,
+            "mergedBy": status.merged_by,
+            "refining": status.refining,
+            "store": status.store,
+            "currentTask": status.current_task,
+        }
+
+
+class Sessions:
+    """Workspace folders -> FolderSession; opened and closed as folders come and go."""
+
+    def __init__(self, on_change: Callable[[FolderSession], None]) -> None:
+        self._by_uri: dict[str, FolderSession] = {}
+        self._lock = threading.RLock()
+        self.options: dict[str, Any] = {}
+        self._on_change = on_change
+
+    def open(self, uri: str, path: Path) -> FolderSession:
+        with self._lock:
+            if uri in self._by_uri:
+                return self._by_uri[uri]
+            brain = ProjectBrain.open(settings=settings_from_options(self.options, path))
+            session = FolderSession(uri=uri, root=path, brain=brain)
+            # Writes from other processes (Claude Code's MCP server, the CLI, a notebook) arrive here.
+            session.subscription = brain.store.subscribe(
+                lambda _change: self._on_change(session), brain.session_id
+            )
+            self._by_uri[uri] = session
+            log.info("session opened", extra={"folder": str(path), "session": brain.session_id})
+            return session
+
+    def close(self, uri: str) -> None:
+        with self._lock:
+            session = self._by_uri.pop(uri, None)
+        if session is not None:
+            if session.subscription is not None:
+                session.subscription.close()
+            session.brain.close()
+
+    def close_all(self) -> None:
+        for uri in list(self._by_uri):
+            self.close(uri)
+
+    def all(self) -> list[FolderSession]:
+        with self._lock:
+            return list(self._by_uri.values())
+
+    def get(self, folder_uri: Any) -> FolderSession:
+        with self._lock:
+            if folder_uri in (None, ""):
+                if len(self._by_uri) == 1:
+                    return next(iter(self._by_uri.values()))
+                raise InvalidInput(
+                    "folderUri",
+                    f"is required with {len(self._by_uri)} workspace folders open",
+                    fix="pass the workspace folder's URI",
+                )
+            if not isinstance(folder_uri, str) or folder_uri not in self._by_uri:
+                known = ", ".join(self._by_uri) or "none"
+                raise InvalidInput(
+                    "folderUri",
+                    f"{folder_uri!r} is not an open workspace folder (open: {known})",
+                    fix="pass one of the workspace folders' URIs",
+                )
+            return self._by_uri[folder_uri]
+
+    def reconfigure(self, options: dict[str, Any]) -> None:
+        """New editor settings: reopen every folder with them."""
+        self.options = options
+        with self._lock:
+            folders = [(s.uri, s.root) for s in self._by_uri.values()]
+        for uri, _root in folders:
+            self.close(uri)
+        for uri, root in folders:
+            self.open(uri, root)

@@ -1,0 +1,175 @@
+"""The language server over stdio with pytest-lsp: every custom request, the budget notification
+(including one caused by another process's write), bad params, two workspace folders."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_asyncio
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException
+from pytest_lsp import ClientServerConfig, LanguageClient
+
+from ..conftest import PYTHON, cli_env
+
+SERVER = [PYTHON, "-m", "infinite_context.server", "lsp", "--stdio"]
+
+
+class Session:
+    def __init__(self, client: LanguageClient, budgets: list[dict[str, Any]]) -> None:
+        self.client = client
+        self.budgets = budgets
+
+    async def request(self, method: str, params: dict[str, Any]) -> Any:
+        return await self.client.protocol.send_request_async(f"infiniteContext/{method}", params)
+
+    async def budget_where(self, predicate: Any, timeout: float = 5.0) -> dict[str, Any]:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for budget in reversed(self.budgets):
+                if predicate(budget):
+                    return budget
+            await asyncio.sleep(0.05)
+        raise AssertionError(f"no matching budget notification in {timeout}s: {self.budgets[-3:]}")
+
+
+def _plain(value: Any) -> Any:
+    if hasattr(value, "_asdict"):
+        return {k: _plain(v) for k, v in value._asdict().items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
+
+
+@pytest_asyncio.fixture
+async def lsp(tmp_path: Path, store_url: str) -> AsyncIterator[Session]:
+    folders = []
+    for name in ("alpha", "beta"):
+        root = tmp_path / name
+        (root / "src").mkdir(parents=True)
+        (root / "src" / "app.py").write_text("def main():\n    pass\n")
+        folders.append(root)
+    client = await ClientServerConfig(server_command=SERVER).start()
+    budgets: list[dict[str, Any]] = []
+
+    @client.feature("infiniteContext/budget")
+    def on_budget(params: Any) -> None:
+        budgets.append(_plain(params))
+
+    await client.initialize_session(
+        types.InitializeParams(
+            capabilities=types.ClientCapabilities(
+                window=types.WindowClientCapabilities(work_done_progress=True)
+            ),
+            workspace_folders=[types.WorkspaceFolder(uri=f.as_uri(), name=f.name) for f in folders],
+            initialization_options={"storeUrl": store_url, "budget": 50_000},
+        )
+    )
+    session = Session(client, budgets)
+    session.folders = folders  # type: ignore[attr-defined]
+    yield session
+    await client.shutdown_session()
+
+
+async def test_requests_notifications_and_two_folders(lsp: Session, store_url: str) -> None:
+    alpha, beta = lsp.folders  # type: ignore[attr-defined]
+    a, b = alpha.as_uri(), beta.as_uri()
+    start = await lsp.budget_where(lambda p: p["folderUri"] == a)
+    assert start["version"] == 0 and start["memoryBudget"] == 50_000
+    await lsp.budget_where(lambda p: p["folderUri"] == b)
+    assert (alpha / ".claude_session_id").is_file() and (beta / ".claude_session_id").is_file()
+    assert (alpha / ".claude_session_id").read_text() != (beta / ".claude_session_id").read_text()
+
+    done = await lsp.request("checkpoint", {"folderUri": a, "context": "Current task: login in src/app.py"})
+    assert _plain(done)["version"] == 1
+    await lsp.budget_where(lambda p: p["folderUri"] == a and p["version"] == 1)
+    await lsp.request(
+        "checkpoint", {"folderUri": a, "context": "Done: login. Current task: logout", "tokenCount": 900}
+    )
+    resumed = _plain(await lsp.request("resume", {"folderUri": a, "maxTokens": 500}))
+    assert "logout" in resumed["markdown"] and resumed["state"]["meta"]["version"] == 2
+    status = _plain(await lsp.request("status", {"folderUri": a}))
+    assert status["version"] == 2 and status["memory"]["budget"] == 50_000
+    assert _plain(await lsp.request("status", {"folderUri": b}))["version"] == 0  # its own session
+    history = _plain(await lsp.request("history", {"folderUri": a, "limit": 5}))
+    assert [h["version"] for h in history["items"]] == [2, 1]
+    diff = _plain(await lsp.request("diff", {"folderUri": a, "from": 1, "to": 2}))
+    assert diff["changes"]
+    rolled = _plain(await lsp.request("rollback", {"folderUri": a, "version": 1}))
+    assert rolled == {"version": 3, "restored_from": 1, "merged_by": "rollback:v1"}
+    installed = _plain(await lsp.request("installClaudeCode", {"folderUri": b}))
+    assert installed["changes"] and (beta / ".mcp.json").is_file()
+
+    # another process writes (as Claude Code's MCP server or the CLI would): pushed within 1 s
+    cli = subprocess.run(
+        [
+            PYTHON,
+            "-m",
+            "infinite_context.server",
+            "--project",
+            str(alpha),
+            "checkpoint",
+            "-m",
+            "Done: from the CLI",
+        ],
+        env=cli_env(store_url),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert cli.returncode == 0, cli.stderr
+    written = time.monotonic()
+    await lsp.budget_where(lambda p: p["folderUri"] == a and p["version"] == 4, timeout=3)
+    assert time.monotonic() - written < 1.5
+
+
+@pytest.mark.parametrize(
+    ("method", "params", "words"),
+    [
+        ("checkpoint", {"context": "x"}, "folderUri"),  # two folders open: which one?
+        ("checkpoint", {"folderUri": "file:///nowhere", "context": "x"}, "not an open workspace folder"),
+        ("checkpoint", {"folderUri": "FOLDER", "context": 42}, "context"),
+        ("checkpoint", {"folderUri": "FOLDER", "context": ""}, "context"),
+        ("rollback", {"folderUri": "FOLDER", "version": 99}, "version"),
+        ("resume", {"folderUri": "FOLDER", "maxTokens": "many"}, "maxTokens"),
+        ("diff", {"folderUri": "FOLDER", "from": 1}, "from/to"),
+        ("installClaudeCode", {"folderUri": "FOLDER", "scope": "galaxy"}, "scope"),
+    ],
+)
+async def test_bad_params_are_json_rpc_errors(
+    lsp: Session, method: str, params: dict[str, Any], words: str
+) -> None:
+    folder = lsp.folders[0].as_uri()  # type: ignore[attr-defined]
+    params = {k: (folder if v == "FOLDER" else v) for k, v in params.items()}
+    with pytest.raises(JsonRpcException) as raised:
+        await lsp.request(method, params)
+    assert words in str(raised.value.message)
+    assert raised.value.code in (-32602, -32000, -32001, -32002, -32003, -32004, -32005)
+    status = _plain(await lsp.request("status", {"folderUri": folder}))  # still serving
+    assert status["version"] == 0
+
+
+async def test_workspace_folders_come_and_go(lsp: Session, tmp_path: Path) -> None:
+    gamma = tmp_path / "gamma"
+    gamma.mkdir()
+    lsp.client.workspace_did_change_workspace_folders(
+        types.DidChangeWorkspaceFoldersParams(
+            event=types.WorkspaceFoldersChangeEvent(
+                added=[types.WorkspaceFolder(uri=gamma.as_uri(), name="gamma")],
+                removed=[types.WorkspaceFolder(uri=lsp.folders[1].as_uri(), name="beta")],  # type: ignore[attr-defined]
+            )
+        )
+    )
+    await lsp.budget_where(lambda p: p["folderUri"] == gamma.as_uri())
+    done = _plain(
+        await lsp.request("checkpoint", {"folderUri": gamma.as_uri(), "context": "Current task: g"})
+    )
+    assert done["version"] == 1
+    with pytest.raises(JsonRpcException):
+        await lsp.request("status", {"folderUri": lsp.folders[1].as_uri()})  # type: ignore[attr-defined]
