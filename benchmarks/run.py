@@ -19,7 +19,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="fewer repetitions (smoke run)")
     parser.add_argument(
-        "--only", choices=["mcp", "store", "transcript", "hooks", "merge", "memory"], help="run one group"
+        "--only",
+        choices=["mcp", "store", "transcript", "hooks", "merge", "memory", "lsp"],
+        help="run one group",
     )
     args = parser.parse_args()
     store_url = f"sqlite:///{Path(tempfile.mkdtemp(prefix='ic-bench-store-')) / 'brain.db'}"
@@ -55,6 +57,12 @@ def main() -> None:
 
         with store_bench.redis_server() as redis_url:
             memory_bench.run(redis_url)
+
+    if args.only in (None, "lsp"):
+        import lsp_bench
+
+        fresh = f"sqlite:///{Path(tempfile.mkdtemp(prefix='ic-bench-store-')) / 'brain.db'}"
+        lsp_bench.run(args.quick, fresh)
 
     if args.only in (None, "merge"):
         import merge_quality

@@ -484,12 +484,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     from infinite_context.core.logs import setup_logging
 
-    if args.command == "hook":
-        # A hook must not fail on our settings either: log level straight from the environment.
+    if args.command in ("hook", "lsp"):
+        # A hook must not fail on our settings; the language server reads its settings from the
+        # editor after `initialize` (and answers it without loading pydantic-settings first).
         import os
 
         setup_logging(os.environ.get("INFINITE_CONTEXT_LOG_LEVEL") or os.environ.get("LOG_LEVEL") or "INFO")
-        return cmd_hook(args)
+        return cmd_hook(args) if args.command == "hook" else cmd_lsp(args)
     try:
         setup_logging(_settings(args).log_level)
         return COMMANDS[args.command](args)

@@ -8,11 +8,13 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from infinite_context.core.brain import ProjectBrain
-from infinite_context.core.config import Settings, load_settings
 from infinite_context.core.errors import InvalidInput
+
+if TYPE_CHECKING:  # imported on first use: `initialize` must answer fast
+    from infinite_context.core.brain import ProjectBrain
+    from infinite_context.core.config import Settings
 
 log = logging.getLogger(__name__)
 
@@ -28,6 +30,8 @@ OPTION_FIELDS = {
 
 def settings_from_options(options: dict[str, Any] | None, folder: Path) -> Settings:
     """Settings for one folder: the editor's options win over the environment."""
+    from infinite_context.core.config import load_settings
+
     overrides: dict[str, Any] = {"project_root": folder}
     for key, value in (options or {}).items():
         name = OPTION_FIELDS.get(key)
@@ -78,6 +82,8 @@ class Sessions:
         with self._lock:
             if uri in self._by_uri:
                 return self._by_uri[uri]
+            from infinite_context.core.brain import ProjectBrain
+
             brain = ProjectBrain.open(settings=settings_from_options(self.options, path))
             session = FolderSession(uri=uri, root=path, brain=brain)
             # Writes from other processes (Claude Code's MCP server, the CLI, a notebook) arrive here.
