@@ -6,7 +6,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: setup run test lint format tools bench clean
+.PHONY: setup run test lint format tools bench clean extension
 
 setup: $(STAMP)
 
@@ -36,11 +36,19 @@ format: setup
 	$(VENV)/bin/ruff check --fix .
 	$(VENV)/bin/ruff format .
 
-test: setup tools lint
+# The VS Code extension: npm ci, tsc --noEmit, eslint, node:test unit tests, esbuild bundle, .vsix.
+extension: extension/node_modules/.package-lock.json
+	npm run check --prefix extension
+	npm run package --prefix extension
+
+extension/node_modules/.package-lock.json: extension/package.json extension/package-lock.json
+	npm ci --prefix extension --no-audit --no-fund --loglevel=error
+
+test: setup tools lint extension
 	$(PY) -m pytest
 
 bench: setup
 	$(PY) benchmarks/run.py
 
 clean:
-	rm -rf $(VENV) tools/node_modules dist build .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) tools/node_modules extension/node_modules extension/dist extension/out dist build .pytest_cache .mypy_cache .ruff_cache
