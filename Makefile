@@ -6,7 +6,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: setup run test lint format tools bench clean extension
+.PHONY: setup run test lint format tools bench clean extension e2e
 
 setup: $(STAMP)
 
@@ -47,8 +47,14 @@ extension/node_modules/.package-lock.json: extension/package.json extension/pack
 test: setup tools lint extension
 	$(PY) -m pytest
 
+# Real VS Code: code-server + headless Chromium install the .vsix, run the Checkpoint command
+# from the palette and read the status bar (screenshots in e2e/screenshots/).
+e2e: setup extension
+	bash e2e/setup.sh
+	IC_PYTHON=$(abspath $(PY)) node e2e/vscode-e2e.mjs
+
 bench: setup
 	$(PY) benchmarks/run.py
 
 clean:
-	rm -rf $(VENV) tools/node_modules extension/node_modules extension/dist extension/out dist build .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) tools/node_modules extension/node_modules extension/dist extension/out e2e/node_modules e2e/screenshots dist build .pytest_cache .mypy_cache .ruff_cache

@@ -227,6 +227,19 @@ function registerMcp(context: vscode.ExtensionContext): void {
     output.appendLine("This VS Code has no MCP server API: not offering the MCP server.");
     return;
   }
+  // VS Code 1.100 had this API under the older contribution name (modelContextServerCollections,
+  // also declared in package.json); a mismatch throws: never let it stop the extension.
+  try {
+    registerMcpProvider(context, lm, Definition);
+  } catch (err) {
+    output.appendLine(`MCP server not offered to the editor: ${String(err)}`);
+  }
+}
+
+function registerMcpProvider(context: vscode.ExtensionContext, lm: McpApi, Definition: McpStdioCtor): void {
+  if (!lm.registerMcpServerDefinitionProvider) {
+    return;
+  }
   context.subscriptions.push(
     lm.registerMcpServerDefinitionProvider("infiniteContext.mcp", {
       provideMcpServerDefinitions: async () => {
