@@ -173,3 +173,52 @@ async def test_workspace_folders_come_and_go(lsp: Session, tmp_path: Path) -> No
     assert done["version"] == 1
     with pytest.raises(JsonRpcException):
         await lsp.request("status", {"folderUri": lsp.folders[1].as_uri()})  # type: ignore[attr-defined]
+
+
+async def test_the_live_transcript_feeds_the_context_meter(
+    tmp_path: Path, store_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import json
+    import shutil
+
+    from infinite_context.core.transcript.locate import project_slug
+
+    from ..conftest import FIXTURES
+
+    folder = tmp_path / "delta"
+    folder.mkdir()
+    config = tmp_path / "claude-config"
+    live = config / "projects" / project_slug(folder.resolve()) / "session.jsonl"
+    live.parent.mkdir(parents=True)
+    shutil.copy(FIXTURES / "spotter" / "tool_heavy.jsonl", live)
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(config))
+    client = await ClientServerConfig(server_command=SERVER).start()
+    budgets: list[dict[str, Any]] = []
+    client.feature("infiniteContext/budget")(lambda params: budgets.append(_plain(params)))
+    await client.initialize_session(
+        types.InitializeParams(
+            capabilities=types.ClientCapabilities(),
+            workspace_folders=[types.WorkspaceFolder(uri=folder.as_uri(), name="delta")],
+            initialization_options={"storeUrl": store_url},
+        )
+    )
+    try:
+        lsp = Session(client, budgets)
+        first = await lsp.budget_where(lambda p: (p["contextTokens"] or 0) > 0)
+        assert first["contextWindow"] == 200_000
+        reply = {
+            "type": "assistant",
+            "uuid": "new",
+            "isSidechain": False,
+            "message": {
+                "id": "msg_new",
+                "model": "claude-opus-4-6",
+                "content": [{"type": "text", "text": "done"}],
+                "usage": {"input_tokens": 5, "cache_read_input_tokens": 123_456, "output_tokens": 9},
+            },
+        }
+        with open(live, "a") as handle:
+            handle.write(json.dumps(reply) + "\n")
+        await lsp.budget_where(lambda p: p["contextTokens"] == 123_461, timeout=5)
+    finally:
+        await client.shutdown_session()
