@@ -7,6 +7,7 @@ import asyncio
 import subprocess
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -158,7 +159,18 @@ def test_restart_redis_mid_loop_with_aof(tmp_path: Path, project_dir: Path) -> N
                 except StorageUnavailable as exc:
                     results.append(("down", str(exc)))
                     time.sleep(0.05)
+                except Exception as exc:  # anything else fails the test instead of hanging it
+                    results.append(("unexpected", repr(exc)))
+                    return
                 i += 1
+
+    async def until(condition: Callable[[], bool], seconds: float = 60) -> None:
+        deadline = time.monotonic() + seconds
+        while not condition():
+            unexpected = [detail for kind, detail in results if kind == "unexpected"]
+            assert not unexpected, unexpected
+            assert time.monotonic() < deadline, f"gave up waiting; last results {results[-5:]}"
+            await asyncio.sleep(0.02)
 
     async def mcp_around_restart() -> tuple[int, int]:
         params = StdioServerParameters(
@@ -172,16 +184,14 @@ def test_restart_redis_mid_loop_with_aof(tmp_path: Path, project_dir: Path) -> N
             await s.call_tool("status", {})
             worker = threading.Thread(target=loop)
             worker.start()
-            while sum(kind == "ok" for kind, _ in results) < 10:
-                await asyncio.sleep(0.02)
+            await until(lambda: sum(kind == "ok" for kind, _ in results) >= 10)
             server.stop()
             await asyncio.sleep(1.0)
             down = await s.call_tool("status", {})
             assert down.is_error and "cannot reach Redis" in down.content[0].text
             server.start()
             ok_before = len(results)
-            while sum(kind == "ok" for kind, _ in results[ok_before:]) < 10:
-                await asyncio.sleep(0.02)
+            await until(lambda: sum(kind == "ok" for kind, _ in results[ok_before:]) >= 10)
             stop.set()
             worker.join()
             after = await s.call_tool("checkpoint", {"context": "Done: survived the restart"})
@@ -195,8 +205,12 @@ def test_restart_redis_mid_loop_with_aof(tmp_path: Path, project_dir: Path) -> N
     errors = [detail for kind, detail in results if kind == "down"]
     versions = [v for kind, v in results if kind == "ok"]
     assert errors and all("cannot reach Redis" in str(e) for e in errors)
-    assert versions == list(range(1, len(versions) + 1))  # dense, nothing lost, nothing repeated
-    assert final_version == len(versions) + 1
+    assert versions == sorted(set(versions)) and versions[0] == 1  # nothing repeated
+    # A write whose EXEC reached Redis just before it stopped is stored although the client saw
+    # the connection drop: such a version is skipped in `versions`, never lost or reused.
+    gaps = sum(b - a - 1 for a, b in zip(versions, versions[1:], strict=False))
+    assert gaps <= len(errors)
+    assert final_version > versions[-1]
     server.start()
     try:
         with ProjectBrain.open(project_dir, load_settings(store_url=url)) as brain:  # AOF kept everything

@@ -17,6 +17,7 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
+from ..errors import ConflictError
 from ..memory.model import MemoryItem
 from ..memory.text import index_text, tag_text
 from .memory_base import MemoryStore
@@ -63,7 +64,10 @@ class RedisMemoryMixin(MemoryStore):
                         return
                     except redis.WatchError:
                         continue
-            raise redis.WatchError("memory index kept changing")
+            raise ConflictError(
+                f"the working-memory index of session {session_id} kept changing",
+                fix="retry the store",
+            )
 
         self._guard(write)
 

@@ -218,7 +218,12 @@ class RedisStore(RedisMemoryMixin, BaseStore):
                     return None
                 return entry
 
-        entry = self._guard(attempt)
+        try:
+            entry = self._guard(attempt)
+        except redis.WatchError as exc:
+            # redis-py raises WatchError (not ConnectionError) when the connection drops while
+            # keys are watched: the server is unreachable, not a concurrent writer.
+            raise self._unavailable(exc) from None
         if entry is not None:
             self._publish(session_id, entry.version)
         return entry
