@@ -4,6 +4,7 @@ and `store copy` between backends. The shared contract suite runs in test_store_
 from __future__ import annotations
 
 import asyncio
+import itertools
 import subprocess
 import threading
 import time
@@ -208,7 +209,7 @@ def test_restart_redis_mid_loop_with_aof(tmp_path: Path, project_dir: Path) -> N
     assert versions == sorted(set(versions)) and versions[0] == 1  # nothing repeated
     # A write whose EXEC reached Redis just before it stopped is stored although the client saw
     # the connection drop: such a version is skipped in `versions`, never lost or reused.
-    gaps = sum(b - a - 1 for a, b in zip(versions, versions[1:], strict=False))
+    gaps = sum(b - a - 1 for a, b in itertools.pairwise(versions))
     assert gaps <= len(errors)
     assert final_version > versions[-1]
     server.start()
