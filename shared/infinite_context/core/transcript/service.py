@@ -238,6 +238,10 @@ def _endless_curve(
             key = str(message.get("id") or line)
             if tokens and key not in seen:
                 seen.add(key)
+                if points and tokens < points[-1].tokens:
+                    # Claude Code shed content without a compact boundary (older versions clear
+                    # old tool results): what left cannot be saved again.
+                    saved = max(0.0, saved - (points[-1].tokens - tokens))
                 endless = max(0, int(tokens - saved))
                 points.append(CurvePoint(line=line, tokens=tokens, endless_tokens=endless))
     return points
