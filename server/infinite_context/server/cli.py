@@ -16,134 +16,10 @@ from typing import TYPE_CHECKING, Any
 
 from infinite_context.core.errors import InfiniteContextError, InvalidInput
 
+from .cli_parser import build_parser
+
 if TYPE_CHECKING:
     from infinite_context.core.config import Settings
-
-
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="infinite-context",
-        description="One project brain for coding assistants: checkpoint, resume, rollback.",
-    )
-    parser.add_argument("--project", metavar="DIR", help="project folder (default: PROJECT_ROOT, then cwd)")
-    parser.add_argument("--json", action="store_true", help="print one JSON document")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-
-    mc_ = sub.add_parser("mcp", help="run the MCP stdio server (for Claude Code and other MCP clients)")
-    mc_.add_argument(
-        "--budget", type=int, metavar="N", help="working-memory token budget (default: by client)"
-    )
-
-    lsp = sub.add_parser("lsp", help="run the language server (for the VS Code extension; stdio)")
-    lsp.add_argument(
-        "--stdio", action="store_true", help="accepted for vscode-languageclient; stdio is the only transport"
-    )
-
-    cp = sub.add_parser("checkpoint", help="merge new context into the brain")
-    source = cp.add_mutually_exclusive_group(required=True)
-    source.add_argument("-m", "--message", metavar="TEXT", help="the context text")
-    source.add_argument("--file", metavar="F", help="read the context from a file")
-    source.add_argument("stdin", nargs="?", choices=["-"], help="'-' reads the context from stdin")
-    cp.add_argument("--tokens", type=int, metavar="N", help="tokens in the assistant's context window")
-    cp.add_argument(
-        "--no-wait",
-        action="store_true",
-        help="store the offline merge now; refine with the LLM in the background",
-    )
-
-    rf = sub.add_parser("refine", help=argparse.SUPPRESS)  # started by `checkpoint --no-wait`
-    rf.add_argument("--version", type=int, required=True)
-    rf.add_argument("--context-file", required=True)
-    rf.add_argument("--tokens", type=int)
-
-    rs = sub.add_parser("resume", help="print the brain as Markdown")
-    rs.add_argument("--max-tokens", type=int, metavar="N")
-
-    sub.add_parser("status", help="version, size, merger and history of the brain")
-
-    rb = sub.add_parser("rollback", help="restore an earlier version (as a new version)")
-    which = rb.add_mutually_exclusive_group()
-    which.add_argument("--steps", type=int, metavar="N")
-    which.add_argument("--version", type=int, metavar="N")
-
-    hi = sub.add_parser("history", help="versions kept in history, newest first")
-    hi.add_argument("--limit", type=int, default=10, metavar="N")
-
-    df = sub.add_parser("diff", help="compare two versions")
-    df.add_argument("from_version", type=int, metavar="A")
-    df.add_argument("to_version", type=int, metavar="B")
-
-    sub.add_parser("doctor", help="check Python, the store and keys, and say what to fix")
-
-    store = sub.add_parser("store", help="manage stores").add_subparsers(dest="store_command", required=True)
-    copy = store.add_parser("copy", help="copy every session (state + history) between stores; idempotent")
-    copy.add_argument(
-        "--from", dest="source", required=True, metavar="URL", help="sqlite:///... or redis://..."
-    )
-    copy.add_argument("--to", dest="destination", required=True, metavar="URL")
-
-    hook = sub.add_parser("hook", help="Claude Code hook handler (JSON on stdin; always exits 0)")
-    hook.add_argument(
-        "event",
-        metavar="EVENT",
-        help="session-start, session-end, pre-compact or post-tool-use (Claude Code's names work too)",
-    )
-
-    mem = sub.add_parser("memory", help="working memory: store, query, list, compact, export, import")
-    mem.add_argument(
-        "--budget", type=int, metavar="N", help="token budget (default: INFINITE_CONTEXT_BUDGET)"
-    )
-    mems = mem.add_subparsers(dest="memory_command", required=True, metavar="ACTION")
-    ms = mems.add_parser("store", help="remember a text (from -m, or stdin with -)")
-    ms.add_argument("-m", "--message", metavar="TEXT")
-    ms.add_argument("stdin", nargs="?", choices=["-"])
-    ms.add_argument("--summary")
-    ms.add_argument("--tag", action="append", dest="tags", metavar="TAG")
-    ms.add_argument("--importance", type=int, default=5)
-    ms.add_argument("--pin", action="store_true")
-    mq = mems.add_parser("query", help="search (BM25 + retention)")
-    mq.add_argument("words", nargs="*")
-    mq.add_argument("--tag", action="append", dest="tags", metavar="TAG")
-    mq.add_argument("--limit", type=int, default=10)
-    mq.add_argument("--archived", action="store_true", help="search the archive")
-    ml = mems.add_parser("list", help="newest first")
-    ml.add_argument("--offset", type=int, default=0)
-    ml.add_argument("--limit", type=int, default=20)
-    ml.add_argument("--archived", action="store_true")
-    mc = mems.add_parser("compact", help="compact now")
-    mc.add_argument("--target", type=float, help="tokens, or a share of the budget (0.5)")
-    me = mems.add_parser("export", help="every item as JSON (stdout)")
-    me.add_argument("--summaries-only", action="store_true")
-    mi = mems.add_parser("import", help="items from a JSON array (file or - for stdin)")
-    mi.add_argument("file", metavar="FILE")
-
-    ins = sub.add_parser("install", help="wire infinite-context into a client")
-    ins.add_argument("client", choices=["claude-code"], help="claude-code: MCP server + hooks")
-    ins.add_argument(
-        "--scope",
-        choices=["project", "local", "user"],
-        default="project",
-        help="project: .mcp.json + .claude/settings.json (shared with the team); local: only you, "
-        "this project; user: you, every project",
-    )
-    ins.add_argument("--uninstall", action="store_true", help="remove what install added")
-
-    tr = sub.add_parser("transcript", help="Claude Code transcripts: context meter, endless mode")
-    trs = tr.add_subparsers(dest="transcript_command", required=True, metavar="ACTION")
-    st = trs.add_parser("stats", help="context meter and what endless mode would save")
-    st.add_argument(
-        "file", nargs="?", metavar="FILE", help="a .jsonl transcript (default: the project's live one)"
-    )
-    st.add_argument("--plot", metavar="OUT", help="also draw the context curve to OUT.png / OUT.svg")
-    co = trs.add_parser("compress", help="write a copy with tool outputs replaced by observations")
-    co.add_argument("file", metavar="FILE")
-    co.add_argument("-o", "--output", required=True, metavar="OUT")
-    ex = trs.add_parser("expand", help="print the original output of one tool use")
-    ex.add_argument("tool_use_id", metavar="TOOL_USE_ID")
-    ex.add_argument("--file", metavar="F", help="the transcript (default: the project's, newest first)")
-    ex.add_argument("--offset", type=int, default=0, metavar="N", help="start at this character")
-    ex.add_argument("--all", action="store_true", help="print every page, not just the first")
-    return parser
 
 
 def _settings(args: argparse.Namespace) -> Settings:
@@ -481,7 +357,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    args = build_parser().parse_args(argv)
     from infinite_context.core.logs import setup_logging
 
     if args.command in ("hook", "lsp"):
