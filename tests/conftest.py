@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -69,6 +70,20 @@ def settings(store_url: str) -> Settings:
 def brain(project_dir: Path, settings: Settings) -> Iterator[ProjectBrain]:
     with ProjectBrain.open(project_dir, settings) as b:
         yield b
+
+
+def run_cli(
+    store_url: str, *args: str, stdin: bytes = b"", cwd: Path | None = None, **env: str
+) -> subprocess.CompletedProcess[bytes]:
+    """``infinite-context ARGS`` as a real process on ``store_url`` (bytes in, bytes out)."""
+    return subprocess.run(
+        [PYTHON, "-m", "infinite_context.server", *args],
+        input=stdin,
+        env=cli_env(store_url, **env),
+        cwd=cwd,
+        capture_output=True,
+        timeout=120,
+    )
 
 
 def cli_env(store_url: str, **extra: str) -> dict[str, str]:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -28,9 +27,17 @@ def open_brain(project_dir: Path, store_url: str, **settings: Any) -> ProjectBra
     return ProjectBrain.open(project_dir, load_settings(**base))
 
 
-@pytest.fixture
-def providers() -> Iterator[dict[str, Any]]:
-    yield {}
+def open_both(project_dir: Path, store_url: str, g: Any, a: Any, **settings: Any) -> ProjectBrain:
+    """A brain with both provider tiers pointed at their fake servers."""
+    return open_brain(
+        project_dir,
+        store_url,
+        gemini_api_key="g",
+        gemini_base_url=g.url,
+        anthropic_api_key="a",
+        anthropic_base_url=a.url,
+        **settings,
+    )
 
 
 def test_gemini_success(project_dir: Path, store_url: str) -> None:
@@ -52,14 +59,7 @@ def test_gemini_500s_then_anthropic(project_dir: Path, store_url: str) -> None:
     with (
         fake_provider("gemini", [("status", 500)]) as g,
         fake_provider("anthropic", [("ok", good_answer("claude"))]) as a,
-        open_brain(
-            project_dir,
-            store_url,
-            gemini_api_key="g",
-            gemini_base_url=g.url,
-            anthropic_api_key="a",
-            anthropic_base_url=a.url,
-        ) as brain,
+        open_both(project_dir, store_url, g, a) as brain,
     ):
         result = brain.checkpoint("Current task: x")
     assert len(g.requests) == 3  # one call + two retries
@@ -75,14 +75,7 @@ def test_both_failing_falls_back_offline(
     project_dir: Path, store_url: str, caplog: pytest.LogCaptureFixture
 ) -> None:
     with fake_provider("gemini", [("status", 503)]) as g, fake_provider("anthropic", [("status", 529)]) as a:
-        with open_brain(
-            project_dir,
-            store_url,
-            gemini_api_key="g",
-            gemini_base_url=g.url,
-            anthropic_api_key="a",
-            anthropic_base_url=a.url,
-        ) as brain:
+        with open_both(project_dir, store_url, g, a) as brain:
             result = brain.checkpoint("Current task: offline please")
     assert result.merged_by == "offline"
     assert any("fell back to offline" in w for w in result.warnings)
@@ -159,14 +152,7 @@ def test_401_fails_over_at_once_with_a_clear_message(
     project_dir: Path, store_url: str, caplog: pytest.LogCaptureFixture
 ) -> None:
     with fake_provider("gemini", [("status", 401)]) as g, fake_provider("anthropic", [("status", 401)]) as a:
-        with open_brain(
-            project_dir,
-            store_url,
-            gemini_api_key="g",
-            gemini_base_url=g.url,
-            anthropic_api_key="a",
-            anthropic_base_url=a.url,
-        ) as brain:
+        with open_both(project_dir, store_url, g, a) as brain:
             assert brain.checkpoint("Current task: r").merged_by == "offline"
     assert len(g.requests) == 1 and len(a.requests) == 1
     assert "GEMINI_API_KEY was rejected" in caplog.text and "ANTHROPIC_API_KEY was rejected" in caplog.text
@@ -193,14 +179,7 @@ def test_secrets_never_leave_the_machine(project_dir: Path, store_url: str) -> N
     with (
         fake_provider("gemini", [("status", 500)]) as g,
         fake_provider("anthropic", [("ok", good_answer("ok"))]) as a,
-        open_brain(
-            project_dir,
-            store_url,
-            gemini_api_key="g",
-            gemini_base_url=g.url,
-            anthropic_api_key="a",
-            anthropic_base_url=a.url,
-        ) as brain,
+        open_both(project_dir, store_url, g, a) as brain,
     ):
         brain.checkpoint(context)
     bodies = b"".join(r.raw for r in g.requests + a.requests)
@@ -264,3 +243,23 @@ def test_background_refinement_and_a_concurrent_checkpoint(project_dir: Path, st
     # the refiner re-merged on the fresh state, so the concurrent decision survived
     assert any("concurrent write" in (d.decision or "") for d in state.active_context.active_decisions)
     assert seen_refining
+
+
+@pytest.mark.parametrize("mode", ["gemini", "anthropic"])
+def test_a_forced_provider_without_its_key_is_a_config_error(mode: str) -> None:
+    from infinite_context.core.errors import ConfigError
+    from infinite_context.core.merge.chain import build_chain
+
+    with pytest.raises(ConfigError, match=f"MERGE={mode}") as raised:
+        build_chain(load_settings(merge=mode))
+    assert f"{mode.upper()}_API_KEY" in (raised.value.fix or "")
+
+
+def test_merge_mode_picks_the_tiers() -> None:
+    from infinite_context.core.merge.chain import build_chain
+
+    keys = {"gemini_api_key": "g", "anthropic_api_key": "a"}
+    assert [t.name for t in build_chain(load_settings(**keys)).tiers] == ["gemini", "anthropic"]
+    assert [t.name for t in build_chain(load_settings(merge="anthropic", **keys)).tiers] == ["anthropic"]
+    assert build_chain(load_settings(merge="offline", **keys)).tiers == []
+    assert build_chain(load_settings()).tiers == []  # auto without keys: offline only

@@ -60,7 +60,7 @@ def test_every_fixture_parses(path: Path) -> None:
     assert len(ids) == len(set(ids))
     uses = {u.id for r in replies for u in r.tool_uses}
     results = {t.tool_use_id for e in entries if isinstance(e, UserEntry) for t in e.tool_results}
-    assert results <= uses | {"None"} or not uses  # every result answers a tool use we saw
+    assert results <= uses  # every result answers a tool use we saw
 
 
 def test_compaction_boundaries_sidechains_and_subagent_files_are_known() -> None:
@@ -157,6 +157,18 @@ def test_transform_never_touches_the_file_or_the_input_objects() -> None:
     )
     first_line = sample.splitlines()[0]
     assert "-token output" in first_line and "expand toolu_" in first_line
+
+
+def test_transform_messages_is_gated_by_endless_mode() -> None:
+    from infinite_context.core.config import load_settings
+    from infinite_context.core.transcript.service import transform_messages
+
+    messages = messages_of(FIXTURES / "spotter" / "tool_heavy.jsonl")
+    off, stats = transform_messages(messages, load_settings())
+    assert off == messages and off is not messages and stats.replaced == 0
+    on, stats = transform_messages(messages, load_settings(endless_mode=True, transform_keep_recent=1))
+    assert stats.replaced > 0 and stats.kept_recent == 1
+    assert sum(a is not b for a, b in zip(messages, on, strict=True)) == stats.replaced
 
 
 def test_keep_recent_at_least_all_tool_uses_is_identity() -> None:

@@ -42,6 +42,21 @@ def claude_env(tmp_path: Path) -> dict[str, str]:
     return env
 
 
+def mcp_list_line(claude: str, project_dir: Path, env: dict[str, str]) -> str:
+    """Our server's line of `claude mcp list` (the command always exits 0)."""
+    out = subprocess.run(
+        [claude, "mcp", "list"],
+        cwd=project_dir,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    line = next((ln for ln in out.stdout.splitlines() if ln.startswith("infinite-context")), "")
+    return line or out.stdout + out.stderr
+
+
 @pytest.mark.claude_cli
 def test_claude_mcp_list_shows_our_server_connected(project_dir: Path, tmp_path: Path) -> None:
     claude = claude_binary()
@@ -58,17 +73,8 @@ def test_claude_mcp_list_shows_our_server_connected(project_dir: Path, tmp_path:
             }
         )
     )
-    out = subprocess.run(
-        [claude, "mcp", "list"],
-        cwd=project_dir,
-        env=claude_env(tmp_path),
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    line = next((ln for ln in out.stdout.splitlines() if ln.startswith("infinite-context")), "")
-    assert "✔ Connected" in line, out.stdout + out.stderr
+    line = mcp_list_line(claude, project_dir, claude_env(tmp_path))
+    assert "✔ Connected" in line, line
 
 
 @pytest.mark.claude_cli
@@ -89,17 +95,8 @@ def test_install_claude_code_then_the_cli_shows_our_server_connected(
     assert installed.returncode == 0, installed.stderr
     entry = json.loads((project_dir / ".mcp.json").read_text())["mcpServers"]["infinite-context"]
     assert Path(entry["command"]).is_absolute()
-    out = subprocess.run(
-        [claude, "mcp", "list"],
-        cwd=project_dir,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    line = next((ln for ln in out.stdout.splitlines() if ln.startswith("infinite-context")), "")
-    assert "✔ Connected" in line, out.stdout + out.stderr
+    line = mcp_list_line(claude, project_dir, env)
+    assert "✔ Connected" in line, line
     doctor = subprocess.run(
         [PYTHON, "-m", "infinite_context.server", "--json", "doctor"],
         cwd=project_dir,

@@ -18,27 +18,24 @@ from ..conftest import PYTHON, cli_env
 LOOP = str(Path(__file__).resolve().parents[1] / "checkpoint_loop.py")
 
 
-def test_four_processes_times_25_checkpoints_get_versions_1_to_100(project_dir: Path, store_url: str) -> None:
+def run_writers(project_dir: Path, store_url: str, processes: int, each: int) -> list[int]:
+    """``processes`` real processes checkpointing ``each`` times; the versions they were given."""
     procs = [
         subprocess.Popen(
-            [PYTHON, LOOP, str(project_dir), "25", str(n)],
+            [PYTHON, LOOP, str(project_dir), str(each), str(n)],
             env=cli_env(store_url),
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
         )
-        for n in range(4)
+        for n in range(processes)
     ]
     versions: list[int] = []
     for proc in procs:
-        out, err = proc.communicate(timeout=120)
+        out, err = proc.communicate(timeout=300)
         assert proc.returncode == 0, err
         versions += [int(line.split()[0]) for line in out.splitlines()]
-    assert sorted(versions) == list(range(1, 101))
-    with ProjectBrain.open(project_dir, load_settings(store_url=store_url)) as brain:
-        status = brain.status()
-        assert status.version == 100
-        assert status.history_versions == [96, 97, 98, 99, 100]
+    return versions
 
 
 @pytest.mark.parametrize("backend_name", ["sqlite", "redis"])
@@ -50,22 +47,11 @@ def test_eight_processes_times_25_checkpoints_on_each_backend(
 
         store_url = request.getfixturevalue("redis_server").url
         redis.Redis.from_url(store_url).flushall()
-    procs = [
-        subprocess.Popen(
-            [PYTHON, LOOP, str(project_dir), "25", str(n)],
-            env=cli_env(store_url),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for n in range(8)
-    ]
-    versions: list[int] = []
-    for proc in procs:
-        out, err = proc.communicate(timeout=300)
-        assert proc.returncode == 0, err
-        versions += [int(line.split()[0]) for line in out.splitlines()]
-    assert sorted(versions) == list(range(1, 201))
+    assert sorted(run_writers(project_dir, store_url, 8, 25)) == list(range(1, 201))
+    with ProjectBrain.open(project_dir, load_settings(store_url=store_url)) as brain:
+        status = brain.status()
+        assert status.version == 200
+        assert status.history_versions == [196, 197, 198, 199, 200]
 
 
 def test_kill_9_during_checkpoints_never_breaks_the_state(project_dir: Path, store_url: str) -> None:

@@ -10,22 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from ..conftest import FIXTURES, PYTHON, cli_env
+from ..conftest import FIXTURES
+from ..conftest import run_cli as run
 
 SMALL = FIXTURES / "claude-reliability" / "coverage-test-fix" / "transcript.jsonl"
-
-
-def run(
-    store_url: str, *args: str, stdin: bytes = b"", cwd: Path | None = None, **env: str
-) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run(
-        [PYTHON, "-m", "infinite_context.server", *args],
-        input=stdin,
-        env=cli_env(store_url, **env),
-        cwd=cwd,
-        capture_output=True,
-        timeout=120,
-    )
 
 
 def hook(store_url: str, event: str, **payload: object) -> subprocess.CompletedProcess[bytes]:

@@ -167,6 +167,10 @@ async def test_workspace_folders_come_and_go(lsp: Session, tmp_path: Path) -> No
         )
     )
     await lsp.budget_where(lambda p: p["folderUri"] == gamma.as_uri())
+    lsp.client.workspace_did_change_configuration(
+        types.DidChangeConfigurationParams(settings={"infiniteContext": {"budget": 12_345}})
+    )
+    await lsp.budget_where(lambda p: p["folderUri"] == gamma.as_uri() and p["memoryBudget"] == 12_345)
     done = _plain(
         await lsp.request("checkpoint", {"folderUri": gamma.as_uri(), "context": "Current task: g"})
     )

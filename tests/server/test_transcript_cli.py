@@ -6,7 +6,6 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -16,22 +15,11 @@ from infinite_context.core.models import Observation
 from infinite_context.core.storage import open_store
 from infinite_context.core.transcript.locate import project_slug
 
-from ..conftest import FIXTURES, PYTHON, cli_env
+from ..conftest import FIXTURES
+from ..conftest import run_cli as run
 from .test_mcp_e2e import mcp_session, text_of
 
 SESSION = FIXTURES / "spotter" / "258c7280-ae70-4798-800f-63464d01a85d.jsonl"
-
-
-def run(
-    store_url: str, *args: str, stdin: bytes | None = None, **env: str
-) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run(
-        [PYTHON, "-m", "infinite_context.server", *args],
-        input=stdin,
-        env=cli_env(store_url, **env),
-        capture_output=True,
-        timeout=120,
-    )
 
 
 def claude_home(tmp_path: Path, project: Path) -> Path:

@@ -1,1 +1,11 @@
 """Process entry points (CLI, MCP stdio server); they translate protocols to ProjectBrain calls."""
+
+
+def package_version() -> str:
+    """The installed distribution's version (servers report it to their clients)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("infinite-context")
+    except PackageNotFoundError:
+        return "0+unknown"

@@ -22,10 +22,15 @@ if TYPE_CHECKING:
     from infinite_context.core.config import Settings
 
 
-def _settings(args: argparse.Namespace) -> Settings:
+def _settings(args: argparse.Namespace, **overrides: Any) -> Settings:
+    """The one place the CLI loads Settings (``--project`` plus any overrides); a log level set
+    only in ``.env`` takes effect from here on."""
     from infinite_context.core.config import load_settings
+    from infinite_context.core.logs import setup_logging
 
-    return load_settings(project_root=Path(args.project) if args.project else None)
+    settings = load_settings(project_root=Path(args.project) if args.project else None, **overrides)
+    setup_logging(settings.log_level)
+    return settings
 
 
 def _open_brain(args: argparse.Namespace) -> Any:
@@ -71,14 +76,16 @@ def _console() -> Any:
 
 
 def cmd_mcp(args: argparse.Namespace) -> int:
-    from infinite_context.core.config import load_settings
-
-    settings = load_settings(project_root=Path(args.project) if args.project else None, budget=args.budget)
-    from infinite_context.core.brain import ProjectBrain
-
     from .mcp.app import serve
 
-    serve(lambda: ProjectBrain.open(settings=settings))
+    def open_brain() -> Any:
+        # On the first tool call, not at start: `initialize` answers without loading settings,
+        # the store or the mergers, and a bad setting becomes a clear tool error.
+        from infinite_context.core.brain import ProjectBrain
+
+        return ProjectBrain.open(settings=_settings(args, budget=args.budget))
+
+    serve(open_brain)
     return 0
 
 
@@ -304,7 +311,7 @@ def cmd_transcript(args: argparse.Namespace) -> int:
 def cmd_memory(args: argparse.Namespace) -> int:
     from .cli_memory import run_memory
 
-    return run_memory(args, _emit, _console)
+    return run_memory(args, _settings, _emit, _console)
 
 
 def cmd_install(args: argparse.Namespace) -> int:
@@ -358,17 +365,12 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    from infinite_context.core.logs import setup_logging
+    from infinite_context.core.logs import level_from_env, setup_logging
 
-    if args.command in ("hook", "lsp"):
-        # A hook must not fail on our settings; the language server reads its settings from the
-        # editor after `initialize` (and answers it without loading pydantic-settings first).
-        import os
-
-        setup_logging(os.environ.get("INFINITE_CONTEXT_LOG_LEVEL") or os.environ.get("LOG_LEVEL") or "INFO")
-        return cmd_hook(args) if args.command == "hook" else cmd_lsp(args)
+    # Settings load inside each command (once); hooks and the language server read theirs from
+    # Claude Code's payload / the editor, and must start without pydantic-settings.
+    setup_logging(level_from_env())
     try:
-        setup_logging(_settings(args).log_level)
         return COMMANDS[args.command](args)
     except InfiniteContextError as exc:
         if args.json:

@@ -10,14 +10,17 @@ from typing import Any
 
 from infinite_context.core.errors import InvalidInput
 
+from .text import compaction_text, memory_line
 
-def run_memory(args: argparse.Namespace, emit: Callable[..., None], console: Callable[[], Any]) -> int:
+
+def run_memory(
+    args: argparse.Namespace, load: Callable[..., Any], emit: Callable[..., None], console: Callable[[], Any]
+) -> int:
     import json
 
     from infinite_context.core.brain import ProjectBrain
-    from infinite_context.core.config import load_settings
 
-    settings = load_settings(project_root=Path(args.project) if args.project else None, budget=args.budget)
+    settings = load(args, budget=args.budget)
     action = args.memory_command
     with ProjectBrain.open(settings=settings) as brain:
         memory = brain.memory()
@@ -31,31 +34,19 @@ def run_memory(args: argparse.Namespace, emit: Callable[..., None], console: Cal
                 pinned=args.pin,
             )
             result: Any = {"item": item, "compaction": report}
-            human = f"Stored {item.id} ({item.content_type}, {item.tokens} tokens)."
+            human = f"Stored {item.id} ({item.content_type}, {item.tokens} tokens).{compaction_text(report)}"
         elif action == "query":
             hits = memory.query(" ".join(args.words), args.limit, args.tags, args.archived)
             result = {"items": hits}
-            human = (
-                "\n".join(f"{h.item.id}  {h.score:.3f}  {h.item.live_text[:120]!r}" for h in hits)
-                or "No match."
-            )
+            human = "\n".join(f"{memory_line(h.item)} (score {h.score})" for h in hits) or "No match."
         elif action == "list":
             items = memory.list_items(args.offset, args.limit, args.archived)
             result = {"items": items}
-            human = (
-                "\n".join(f"{i.id}  {i.created_at:%Y-%m-%d %H:%M}  {i.live_text[:120]!r}" for i in items)
-                or "No items."
-            )
+            human = "\n".join(memory_line(i) for i in items) or "No items."
         elif action == "compact":
-            # 0.5 is a share of the budget; a whole number is tokens
-            target = args.target if args.target is None or args.target < 1 else int(args.target)
-            report = memory.compact(target)
+            report = memory.compact(args.target)
             result = report
-            human = (
-                f"{report.before_tokens:,} -> {report.after_tokens:,} tokens: "
-                f"{len(report.promoted)} summarised, {len(report.deduplicated)} deduplicated, "
-                f"{len(report.evicted)} archived ({report.duration_ms:.0f} ms)."
-            )
+            human = compaction_text(report).strip() + f" ({report.duration_ms:.0f} ms)"
         elif action == "export":
             data = memory.export(args.summaries_only)
             sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")

@@ -13,6 +13,7 @@ from infinite_context.core.models import (
 )
 
 if TYPE_CHECKING:
+    from infinite_context.core.memory.model import CompactionReport, MemoryItem
     from infinite_context.core.transcript.meter import ContextMeter
     from infinite_context.core.transcript.service import CompressReport, TranscriptStats
 
@@ -143,3 +144,25 @@ def stats_tables(s: TranscriptStats) -> list[Any]:
     )
     tools.caption = f"transform {s.transform_ms:.0f} ms; fallbacks {s.fallbacks}"
     return [head, tools]
+
+
+def memory_line(item: MemoryItem) -> str:
+    flags = "".join(f for f, on in (("📌", item.pinned), ("🗄", item.archived), ("∑", item.promoted)) if on)
+    text = " ".join(item.live_text.split())
+    text = text if len(text) <= 160 else text[:159] + "…"
+    tags = f" [{', '.join(item.tags)}]" if item.tags else ""
+    return f"- {item.id} {flags}(imp {item.importance}, {item.tokens} tok){tags}: {text}"
+
+
+def compaction_text(r: CompactionReport | None) -> str:
+    """What a compaction did and how to get things back; empty when none ran."""
+    if r is None:
+        return ""
+    text = (
+        f"\n\nCompacted {r.before_tokens:,} -> {r.after_tokens:,} tokens (target {r.target_tokens:,}): "
+        f"{len(r.promoted)} summarised, {len(r.deduplicated)} duplicates and {len(r.evicted)} evicted to the "
+        "archive (query with archived=true; update with restore=true brings one back)."
+    )
+    if r.missing_summary:
+        text += f" Items without a summary (add one with `update`): {', '.join(r.missing_summary[:20])}"
+    return text

@@ -11,7 +11,7 @@ user       ``<config>.json`` ``mcpServers``            ``<config dir>/settings.j
 =========  ==========================================  ==========================================
 
 ``<config>.json`` is ``$CLAUDE_CONFIG_DIR/.claude.json`` when that variable is set, else
-``~/.claude.json``; ``<config dir>`` is ``$CLAUDE_CONFIG_DIR`` or ``~/.claude``.
+``~/.claude.json``; ``<config dir>`` is ``$CLAUDE_CONFIG_DIR`` or ``~/.claude`` (``transcript.locate``).
 
 Installing merges with what is there (other servers and hooks stay), is idempotent (a second run
 writes nothing), backs a file up before its first change (``<file>.infinite-context.bak``), and
@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from .errors import InvalidInput
+from .transcript.locate import claude_config_dir
 
 Scope = Literal["project", "local", "user"]
 SERVER_NAME = "infinite-context"
@@ -58,11 +59,6 @@ class WiringStatus:
     command: list[str]
 
 
-def config_dir() -> Path:
-    configured = os.environ.get("CLAUDE_CONFIG_DIR")
-    return Path(configured).expanduser() if configured else Path.home() / ".claude"
-
-
 def config_json() -> Path:
     configured = os.environ.get("CLAUDE_CONFIG_DIR")
     return Path(configured).expanduser() / ".claude.json" if configured else Path.home() / ".claude.json"
@@ -78,7 +74,7 @@ def our_command() -> list[str]:
 
 def _settings_file(scope: Scope, project: Path) -> Path:
     if scope == "user":
-        return config_dir() / "settings.json"
+        return claude_config_dir() / "settings.json"
     name = "settings.json" if scope == "project" else "settings.local.json"
     return project / ".claude" / name
 

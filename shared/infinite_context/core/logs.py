@@ -28,6 +28,14 @@ class JsonLineFormatter(logging.Formatter):
         return orjson.dumps(payload, default=str).decode()
 
 
+def level_from_env() -> str:
+    """The log level from the environment (the variables Settings reads), without loading
+    Settings: entry points log from their first line, before (or without) any settings."""
+    import os
+
+    return os.environ.get("INFINITE_CONTEXT_LOG_LEVEL") or os.environ.get("LOG_LEVEL") or "INFO"
+
+
 def setup_logging(level: str = "INFO") -> None:
     """Route every logger to stderr as JSON lines; idempotent."""
     root = logging.getLogger()

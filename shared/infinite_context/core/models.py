@@ -8,16 +8,17 @@ adapters serialise them as they are, so every surface shows the same fields.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from .clock import utcnow
+from .memory.model import BudgetStatus
+
+__all__ = ["BudgetStatus", "utcnow"]  # re-exported: callers import both from here
+
 MAX_RECENT_CHANGES = 10
-
-
-def utcnow() -> datetime:
-    return datetime.now(UTC)
 
 
 class _Model(BaseModel):
@@ -185,8 +186,3 @@ class Observation(_Model):
     is_error: bool = False
     created_at: datetime = Field(default_factory=utcnow)
     source: str = "transcript"  # "hook" when stored by the PostToolUse hook
-
-
-from .memory.model import BudgetStatus  # noqa: E402  (kept with the memory models)
-
-StatusReport.model_rebuild()

@@ -26,6 +26,7 @@ from pygls.uris import to_fs_path
 
 from infinite_context.core.errors import InfiniteContextError, InvalidInput
 
+from .. import package_version
 from .sessions import FolderSession, Sessions
 
 log = logging.getLogger(__name__)
@@ -35,19 +36,8 @@ METER_POLL_SECONDS = 1.0
 READY_TIMEOUT = 60.0
 
 
-def _plain(value: Any) -> Any:
-    """Custom-method params arrive as namedtuples: make them dicts / lists."""
-    if hasattr(value, "_asdict"):
-        return {k: _plain(v) for k, v in value._asdict().items()}
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    return value
-
-
 def _params(raw: Any) -> dict[str, Any]:
-    value = _plain(raw)
+    value = raw  # a dict: CustomRequest keeps our params as sent
     if value is None:
         return {}
     if not isinstance(value, dict):
@@ -95,7 +85,7 @@ class Protocol(LanguageServerProtocol):
 
 class InfiniteContextServer(LanguageServer):
     def __init__(self) -> None:
-        super().__init__("infinite-context", _version(), protocol_cls=Protocol)
+        super().__init__("infinite-context", package_version(), protocol_cls=Protocol)
         self.sessions = Sessions(self._changed)
         self._loop: asyncio.AbstractEventLoop | None = None
         self.init_params: types.InitializeParams | None = None
@@ -133,15 +123,6 @@ class InfiniteContextServer(LanguageServer):
         return True
 
 
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("infinite-context")
-    except PackageNotFoundError:
-        return "0+unknown"
-
-
 def build_server() -> InfiniteContextServer:
     server = InfiniteContextServer()
 
@@ -164,7 +145,7 @@ def build_server() -> InfiniteContextServer:
         ls._loop = asyncio.get_running_loop()
         init = ls.init_params
         options = init.initialization_options if init is not None else None
-        ls.sessions.options = _plain(options) or {}
+        ls.sessions.options = options if isinstance(options, dict) else {}
         folders = [f.uri for f in (init.workspace_folders or [])] if init is not None else []
         if not folders and init is not None and init.root_uri:
             folders = [init.root_uri]
@@ -193,7 +174,7 @@ def build_server() -> InfiniteContextServer:
         ls: InfiniteContextServer, params: types.DidChangeConfigurationParams
     ) -> None:
         await asyncio.to_thread(ls.ready.wait, READY_TIMEOUT)
-        settings = _plain(params.settings) or {}
+        settings = params.settings or {}
         options = settings.get("infiniteContext", settings) if isinstance(settings, dict) else {}
         await asyncio.to_thread(ls.sessions.reconfigure, options if isinstance(options, dict) else {})
         for session in ls.sessions.all():

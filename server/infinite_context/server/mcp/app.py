@@ -13,22 +13,24 @@ import time
 from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
-from typing import Annotated, TypeVar
+from typing import TYPE_CHECKING, Annotated, TypeVar
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from mcp.types import CallToolResult, TextContent
 from pydantic import BaseModel, Field
 
-from infinite_context.core.brain import ProjectBrain, default_owner
 from infinite_context.core.errors import InfiniteContextError
-from infinite_context.core.memory.working import WorkingMemory
 
-from .. import text
+from .. import package_version, text
 from .memory_tools import register as register_memory_tools
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
+
+if TYPE_CHECKING:  # the brain (settings, store, mergers) loads on the first call, not at start
+    from infinite_context.core.brain import ProjectBrain
+    from infinite_context.core.memory.working import WorkingMemory
 SERVER_NAME = "infinite-context"
 
 
@@ -43,13 +45,16 @@ class BrainHolder:
         self._factory = factory
         self._brain: ProjectBrain | None = None
         self._lock = threading.Lock()
-        self._owner = default_owner("mcp")
+        self._owner = ""  # set with the brain: default_owner lives in the brain module
         self._claimed_at = 0.0
 
     def get(self) -> ProjectBrain:
         with self._lock:
             if self._brain is None:
+                from infinite_context.core.brain import default_owner
+
                 self._brain = self._factory()
+                self._owner = default_owner("mcp")
             brain = self._brain
             if time.monotonic() - self._claimed_at > brain.settings.lock_ttl_seconds / 3:
                 self._claimed_at = time.monotonic()
@@ -76,7 +81,7 @@ def _reply(summary: str, model: BaseModel | list[BaseModel]) -> CallToolResult:
 
 def build_server(factory: Callable[[], ProjectBrain]) -> tuple[MCPServer, BrainHolder]:
     holder = BrainHolder(factory)
-    app: MCPServer = MCPServer(SERVER_NAME, version=_version(), instructions=_instructions())
+    app: MCPServer = MCPServer(SERVER_NAME, version=package_version(), instructions=_instructions())
 
     def _call(fn: Callable[[ProjectBrain], T]) -> T:
         try:
@@ -219,15 +224,6 @@ def build_server(factory: Callable[[], ProjectBrain]) -> tuple[MCPServer, BrainH
 def _transcript_root(brain: ProjectBrain) -> Path:
     """Claude Code keys transcripts on the folder it started in, which is this server's cwd."""
     return brain.settings.project_root or Path.cwd()
-
-
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("infinite-context")
-    except PackageNotFoundError:
-        return "0+unknown"
 
 
 def serve(factory: Callable[[], ProjectBrain]) -> None:

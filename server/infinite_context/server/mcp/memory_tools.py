@@ -12,7 +12,12 @@ from mcp.types import CallToolResult, TextContent
 from pydantic import BaseModel, Field
 
 from infinite_context.core.errors import InvalidInput
-from infinite_context.core.memory.model import CompactionReport, MemoryItem, QueryHit
+
+# memory.model is loaded with the core models anyway; memory.working (search, compaction) is
+# imported by ProjectBrain.memory() on the first memory call, not at server start.
+from infinite_context.core.memory.model import CompactionReport, QueryHit
+
+from ..text import compaction_text, memory_line
 
 Call = Callable[..., Any]  # (fn(WorkingMemory), client name=None) -> fn's result
 
@@ -24,27 +29,6 @@ def client_name(ctx: Context[Any, Any] | None) -> str | None:
         return params.client_info.name if params is not None else None
     except Exception:  # no session in this context: detection simply does not apply
         return None
-
-
-def _line(item: MemoryItem) -> str:
-    flags = "".join(f for f, on in (("📌", item.pinned), ("🗄", item.archived), ("∑", item.promoted)) if on)
-    text = " ".join(item.live_text.split())
-    text = text if len(text) <= 160 else text[:159] + "…"
-    tags = f" [{', '.join(item.tags)}]" if item.tags else ""
-    return f"- {item.id} {flags}(imp {item.importance}, {item.tokens} tok){tags}: {text}"
-
-
-def _compaction_text(r: CompactionReport | None) -> str:
-    if r is None:
-        return ""
-    text = (
-        f"\n\nCompacted {r.before_tokens:,} -> {r.after_tokens:,} tokens (target {r.target_tokens:,}): "
-        f"{len(r.promoted)} summarised, {len(r.deduplicated)} duplicates and {len(r.evicted)} evicted to the "
-        "archive (query with archived=true; update with restore=true brings one back)."
-    )
-    if r.missing_summary:
-        text += f" Items without a summary (add one with `update`): {', '.join(r.missing_summary[:20])}"
-    return text
 
 
 def _reply(text: str, data: Any) -> CallToolResult:
@@ -71,8 +55,11 @@ def register(app: MCPServer, call: Call) -> None:
             f"Budget: {b.used:,}/{b.budget:,} tokens ({b.percent}%), {b.items} items, "
             f"{b.pinned} pinned, {b.archived} archived."
         )
-        body = "\n".join(_line(i) for i in result.items) or "(no items yet: `store` what you must not forget)"
-        return _reply(f"{head}\n{body}{_compaction_text(result.compaction)}", result)
+        body = (
+            "\n".join(memory_line(i) for i in result.items)
+            or "(no items yet: `store` what you must not forget)"
+        )
+        return _reply(f"{head}\n{body}{compaction_text(result.compaction)}", result)
 
     @app.tool(name="store", description="Remember something (error, decision, code, note). Durable at once.")
     def store(
@@ -90,7 +77,7 @@ def register(app: MCPServer, call: Call) -> None:
             client_name(ctx),
         )
         return _reply(
-            f"Stored {item.id} ({item.content_type}, {item.tokens} tokens).{_compaction_text(report)}", item
+            f"Stored {item.id} ({item.content_type}, {item.tokens} tokens).{compaction_text(report)}", item
         )
 
     @app.tool(
@@ -105,7 +92,7 @@ def register(app: MCPServer, call: Call) -> None:
         archived: Annotated[bool, Field(description="Search the archive instead.")] = False,
     ) -> CallToolResult:
         hits: list[QueryHit] = call(lambda m: m.query(query, limit, tags, archived))
-        text = "\n".join(f"{_line(h.item)} (score {h.score})" for h in hits) or "No match."
+        text = "\n".join(f"{memory_line(h.item)} (score {h.score})" for h in hits) or "No match."
         return _reply(text, {"items": hits})
 
     @app.tool(
@@ -116,9 +103,8 @@ def register(app: MCPServer, call: Call) -> None:
             float | None, Field(gt=0, description="Tokens to get down to, or a share of the budget (0.5).")
         ] = None,
     ) -> CallToolResult:
-        goal = target if target is None or target < 1 else int(target)  # 0.5: a share; 5000: tokens
-        report: CompactionReport = call(lambda m: m.compact(goal))
-        return _reply(_compaction_text(report).strip() + f" ({report.duration_ms:.0f} ms)", report)
+        report: CompactionReport = call(lambda m: m.compact(target))
+        return _reply(compaction_text(report).strip() + f" ({report.duration_ms:.0f} ms)", report)
 
     @app.tool(name="update", description="Change an item; restore=true brings an archived item back whole.")
     def update(
@@ -130,7 +116,7 @@ def register(app: MCPServer, call: Call) -> None:
         restore: bool = False,
     ) -> CallToolResult:
         item = call(lambda m: m.update(id, content, summary, tags, importance, restore))
-        return _reply(f"Updated {_line(item)}", item)
+        return _reply(f"Updated {memory_line(item)}", item)
 
     @app.tool(name="pin", description="Pin an item: compaction never touches it.")
     def pin(id: Annotated[str, Field(min_length=1)]) -> CallToolResult:
@@ -156,7 +142,7 @@ def register(app: MCPServer, call: Call) -> None:
         archived: bool = False,
     ) -> CallToolResult:
         items = call(lambda m: m.list_items(offset, limit, archived))
-        return _reply("\n".join(_line(i) for i in items) or "No items.", {"items": items})
+        return _reply("\n".join(memory_line(i) for i in items) or "No items.", {"items": items})
 
     @app.tool(
         name="bulk_store",
@@ -165,7 +151,7 @@ def register(app: MCPServer, call: Call) -> None:
     )
     def bulk_store(items: Annotated[str, Field(description="A JSON array of objects.")]) -> CallToolResult:
         built, report = call(lambda m: m.bulk_store(_json_array(items)))
-        return _reply(f"Stored {len(built)} items.{_compaction_text(report)}", {"items": built})
+        return _reply(f"Stored {len(built)} items.{compaction_text(report)}", {"items": built})
 
     @app.tool(
         name="export",

@@ -3,16 +3,12 @@
 from __future__ import annotations
 
 import uuid
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-
-def utcnow() -> datetime:
-    # Not imported from ..models: that module imports BudgetStatus from here.
-    return datetime.now(UTC)
-
+from ..clock import utcnow
 
 ContentType = Literal["error", "decision", "code", "prose", "tool_output"]
 

@@ -296,7 +296,8 @@ class WorkingMemory:
             return None
         return self.compact(int(config.target * config.budget))
 
-    def compact(self, target: int | float | None = None) -> CompactionReport:
+    def compact(self, target: float | None = None) -> CompactionReport:
+        """Compact down to ``target``: below 1 a share of the budget (0.5), from 1 on tokens."""
         started = time.perf_counter()
         config = self.config()
         if target is None:
@@ -306,8 +307,7 @@ class WorkingMemory:
                 "target", f"{target} must be > 0", fix="tokens (e.g. 50000) or a share of the budget (0.5)"
             )
         else:
-            # A fraction (0.5) is a share of the budget; a whole number is tokens.
-            goal = int(target * config.budget) if isinstance(target, float) and target <= 1 else int(target)
+            goal = int(target * config.budget) if target < 1 else int(target)
         items = self.store.memory_all(self.session_id, archived=False)
         before = sum(i.tokens for i in items)
         planned = compaction.plan(items, goal, count_tokens, utcnow())

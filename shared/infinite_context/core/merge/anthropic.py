@@ -20,25 +20,13 @@ class AnthropicMerger(LlmMerger):
     name = "anthropic"
     key_variable = "ANTHROPIC_API_KEY"
 
-    def __init__(self, api_key: str, model: str, timeout_seconds: float, base_url: str | None = None) -> None:
-        super().__init__(model, timeout_seconds)
-        self._api_key = api_key
-        self._base_url = base_url
-        self._client: Any = None
+    def _make_client(self) -> Any:
+        import anthropic
 
-    def _get_client(self) -> Any:
-        if self._client is None:
-            import anthropic
-
-            kwargs: dict[str, Any] = {
-                "api_key": self._api_key,
-                "max_retries": 0,
-                "timeout": self.timeout_seconds,
-            }
-            if self._base_url:
-                kwargs["base_url"] = self._base_url
-            self._client = anthropic.Anthropic(**kwargs)
-        return self._client
+        kwargs: dict[str, Any] = {"api_key": self._api_key, "max_retries": 0, "timeout": self.timeout_seconds}
+        if self._base_url:
+            kwargs["base_url"] = self._base_url
+        return anthropic.Anthropic(**kwargs)
 
     def _generate(self, prompt: str) -> str:
         # No temperature: the current Messages API (anthropic SDK 2.x) no longer accepts it.

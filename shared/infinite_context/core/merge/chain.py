@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..config import Settings
 from ..errors import ConfigError
@@ -63,34 +64,18 @@ def build_chain(settings: Settings) -> MergeChain:
     from .anthropic import AnthropicMerger
     from .gemini import GeminiMerger
 
-    mode = settings.merge
-    gemini_key = settings.gemini_api_key.get_secret_value() if settings.gemini_api_key else None
-    anthropic_key = settings.anthropic_api_key.get_secret_value() if settings.anthropic_api_key else None
+    providers: list[tuple[type[LlmMerger], Any, str, str | None]] = [
+        (GeminiMerger, settings.gemini_api_key, settings.gemini_model, settings.gemini_base_url),
+        (AnthropicMerger, settings.anthropic_api_key, settings.anthropic_model, settings.anthropic_base_url),
+    ]
     tiers: list[LlmMerger] = []
-    if mode in ("auto", "gemini"):
-        if gemini_key:
-            tiers.append(
-                GeminiMerger(
-                    gemini_key,
-                    settings.gemini_model,
-                    settings.merge_timeout_seconds,
-                    settings.gemini_base_url,
-                )
-            )
-        elif mode == "gemini":
-            raise ConfigError("INFINITE_CONTEXT_MERGE=gemini but no key is set", fix="set GEMINI_API_KEY")
-    if mode in ("auto", "anthropic"):
-        if anthropic_key:
-            tiers.append(
-                AnthropicMerger(
-                    anthropic_key,
-                    settings.anthropic_model,
-                    settings.merge_timeout_seconds,
-                    settings.anthropic_base_url,
-                )
-            )
-        elif mode == "anthropic":
+    for cls, key, model, base_url in providers:  # in chain order
+        if settings.merge not in ("auto", cls.name):
+            continue
+        if key is not None:
+            tiers.append(cls(key.get_secret_value(), model, settings.merge_timeout_seconds, base_url))
+        elif settings.merge == cls.name:
             raise ConfigError(
-                "INFINITE_CONTEXT_MERGE=anthropic but no key is set", fix="set ANTHROPIC_API_KEY"
+                f"INFINITE_CONTEXT_MERGE={cls.name} but no key is set", fix=f"set {cls.key_variable}"
             )
     return MergeChain(tiers=tiers)

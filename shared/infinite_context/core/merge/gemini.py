@@ -15,22 +15,14 @@ class GeminiMerger(LlmMerger):
     name = "gemini"
     key_variable = "GEMINI_API_KEY"
 
-    def __init__(self, api_key: str, model: str, timeout_seconds: float, base_url: str | None = None) -> None:
-        super().__init__(model, timeout_seconds)
-        self._api_key = api_key
-        self._base_url = base_url
-        self._client: Any = None
+    def _make_client(self) -> Any:
+        from google import genai
+        from google.genai import types
 
-    def _get_client(self) -> Any:
-        if self._client is None:
-            from google import genai
-            from google.genai import types
-
-            options = types.HttpOptions(timeout=int(self.timeout_seconds * 1000))
-            if self._base_url:
-                options.base_url = self._base_url
-            self._client = genai.Client(api_key=self._api_key, http_options=options)
-        return self._client
+        options = types.HttpOptions(timeout=int(self.timeout_seconds * 1000))
+        if self._base_url:
+            options.base_url = self._base_url
+        return genai.Client(api_key=self._api_key, http_options=options)
 
     def _generate(self, prompt: str) -> str:
         from google.genai import types

@@ -13,7 +13,7 @@ import logging
 import random
 import time
 from importlib import resources
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import ValidationError
 
@@ -78,16 +78,28 @@ class LlmMerger:
     name = "llm"
     key_variable = "API_KEY"
 
-    def __init__(self, model: str, timeout_seconds: float) -> None:
+    def __init__(self, api_key: str, model: str, timeout_seconds: float, base_url: str | None = None) -> None:
         self.model = model
         self.timeout_seconds = timeout_seconds
         self.retries_used = 0
+        self._api_key = api_key
+        self._base_url = base_url
+        self._client: Any = None
+
+    def _get_client(self) -> Any:
+        """The provider SDK's client, made on first use (the SDKs are heavy imports)."""
+        if self._client is None:
+            self._client = self._make_client()
+        return self._client
 
     @property
     def label(self) -> str:
         return f"{self.name}:{self.model}"
 
     # ---- provider hooks ---------------------------------------------------------------------
+    def _make_client(self) -> Any:
+        raise NotImplementedError
+
     def _generate(self, prompt: str) -> str:
         raise NotImplementedError
 

@@ -19,7 +19,6 @@ from typing import Any
 
 from ..errors import ConflictError
 from ..memory.model import MemoryItem
-from ..memory.text import index_text, tag_text
 from .memory_base import MemoryStore
 
 K1, B, TAG_WEIGHT = 1.2, 0.75, 5.0
@@ -90,6 +89,8 @@ class RedisMemoryMixin(MemoryStore):
             pipe.srem(self._m(sid, "pinned"), item.id)
 
     def _queue_index(self, pipe: Any, sid: str, item: MemoryItem, old_terms: Any) -> None:
+        from ..memory.text import index_text, tag_text  # not on the hook / MCP start-up path
+
         if old_terms:
             for term in _s(old_terms).split():
                 pipe.hdel(self._m(sid, f"t:{term}"), item.id)

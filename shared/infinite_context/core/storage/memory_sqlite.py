@@ -11,7 +11,6 @@ from contextlib import AbstractContextManager
 from typing import Any, TypeVar
 
 from ..memory.model import MemoryItem
-from ..memory.text import index_text, tag_text
 from .memory_base import MemoryStore
 
 _T = TypeVar("_T")
@@ -37,6 +36,8 @@ class SQLiteMemoryMixin(MemoryStore):
         return rows
 
     def memory_put(self, session_id: str, items: list[MemoryItem], reindex: bool = True) -> None:
+        from ..memory.text import index_text, tag_text  # not on the hook / MCP start-up path
+
         with self._write_txn() as conn:
             if not reindex:
                 conn.executemany(

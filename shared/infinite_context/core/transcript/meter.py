@@ -10,11 +10,12 @@ usage deltas in the fixtures (``benchmarks/transcript_bench.py`` prints the cali
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..tokens import fast_count
-from .reader import AssistantEntry, SystemEntry, TranscriptReader, UserEntry
+from .reader import AssistantEntry, Entry, SystemEntry, TranscriptReader, UserEntry
 
 DEFAULT_WINDOW = 200_000
 EXTENDED_WINDOW = 1_000_000
@@ -38,8 +39,6 @@ class ContextMeter:
     model: str
     by_category: dict[str, int] = field(default_factory=dict)
     compactions: list[Compaction] = field(default_factory=list)
-    #: (line, context tokens) for every main-chain reply: the curve over the session
-    timeline: list[tuple[int, int]] = field(default_factory=list)
 
     @property
     def percent(self) -> float | None:
@@ -57,7 +56,11 @@ def window_for(model: str, peak_tokens: int, override: int | None = None) -> int
 
 
 def measure(path: Path | str, window_override: int | None = None) -> ContextMeter:
-    reader = TranscriptReader(Path(path))
+    return measure_entries(TranscriptReader(Path(path)), str(path), window_override)
+
+
+def measure_entries(entries: Iterable[Entry], label: str, window_override: int | None = None) -> ContextMeter:
+    """The meter over entries already being read (``transcript stats`` parses the file once)."""
     names: dict[str, str] = {}
     recent_replies: list[AssistantEntry] = []
     current: int | None = None
@@ -66,7 +69,6 @@ def measure(path: Path | str, window_override: int | None = None) -> ContextMete
     peak = 0
     categories: dict[str, int] = {}
     compactions: list[Compaction] = []
-    timeline: list[tuple[int, int]] = []
 
     def add(category: str, tokens: int) -> None:
         categories[category] = categories.get(category, 0) + int(tokens * CALIBRATION)
@@ -79,7 +81,7 @@ def measure(path: Path | str, window_override: int | None = None) -> ContextMete
                     names.setdefault(use.id, use.name)
         return names.get(tool_use_id, "unknown")
 
-    for entry in reader:
+    for entry in entries:
         if isinstance(entry, SystemEntry) and entry.subtype == "compact_boundary":
             at_boundary = current + since_reply if current is not None else None
             compactions.append(
@@ -102,7 +104,6 @@ def measure(path: Path | str, window_override: int | None = None) -> ContextMete
                 since_reply = entry.usage.output_tokens
                 peak = max(peak, current)
                 model = entry.model or model
-                timeline.append((entry.line, current))
             for text in entry.texts:
                 add("text", fast_count(text))
             for thought in entry.thinking:
@@ -116,11 +117,10 @@ def measure(path: Path | str, window_override: int | None = None) -> ContextMete
                 since_reply += fast_count(text)
                 add("compact summary" if entry.is_compact_summary else "text", fast_count(text))
     return ContextMeter(
-        transcript=str(path),
+        transcript=label,
         context_tokens=current,
         context_window=window_for(model, peak, window_override),
         model=model,
         by_category=dict(sorted(categories.items(), key=lambda kv: -kv[1])),
         compactions=compactions,
-        timeline=timeline,
     )

@@ -14,7 +14,7 @@ Facts it relies on (no official schema exists; they hold for Claude Code 2.1.x):
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -247,33 +247,39 @@ class TranscriptReader:
                 yield number, raw, obj if isinstance(obj, dict) else None
 
     def __iter__(self) -> Iterator[Entry]:
-        # Parallel tool calls interleave a reply's lines with tool results, so lines are merged by
-        # message.id, not adjacency: a later line folds into the entry already yielded (kept in a
-        # small recent-ids map, so memory stays flat on huge files).
-        recent: dict[str, AssistantEntry] = {}
-        for number, _raw, obj in self.raw_lines():
-            if obj is None:
+        return merged_entries(((n, obj) for n, _raw, obj in self.raw_lines()), self.stats)
+
+
+def merged_entries(rows: Iterable[tuple[int, dict[str, Any] | None]], stats: ReadStats) -> Iterator[Entry]:
+    """Typed entries from parsed lines (line number, object or None), assistant replies merged.
+
+    Parallel tool calls interleave a reply's lines with tool results, so lines are merged by
+    message.id, not adjacency: a later line folds into the entry already yielded (kept in a
+    small recent-ids map, so memory stays flat on huge files)."""
+    recent: dict[str, AssistantEntry] = {}
+    for number, obj in rows:
+        if obj is None:
+            continue
+        entry = _parse(number, obj)
+        if entry is None:
+            kind = str(obj.get("type"))
+            if kind in KNOWN_SKIPPED:
+                stats.skipped += 1
+            else:
+                stats.unknown_types[kind] = stats.unknown_types.get(kind, 0) + 1
+            continue
+        if isinstance(entry, AssistantEntry):
+            known = recent.get(entry.message_id)
+            if known is not None:
+                known.texts += entry.texts
+                known.thinking += entry.thinking
+                known.tool_uses += entry.tool_uses
+                known.usage = entry.usage  # every split line repeats it; keep the last
                 continue
-            entry = _parse(number, obj)
-            if entry is None:
-                kind = str(obj.get("type"))
-                if kind in KNOWN_SKIPPED:
-                    self.stats.skipped += 1
-                else:
-                    self.stats.unknown_types[kind] = self.stats.unknown_types.get(kind, 0) + 1
-                continue
-            if isinstance(entry, AssistantEntry):
-                known = recent.get(entry.message_id)
-                if known is not None:
-                    known.texts += entry.texts
-                    known.thinking += entry.thinking
-                    known.tool_uses += entry.tool_uses
-                    known.usage = entry.usage  # every split line repeats it; keep the last
-                    continue
-                recent[entry.message_id] = entry
-                if len(recent) > RECENT_REPLIES:
-                    recent.pop(next(iter(recent)))
-            yield entry
+            recent[entry.message_id] = entry
+            if len(recent) > RECENT_REPLIES:
+                recent.pop(next(iter(recent)))
+        yield entry
 
 
 def sidecar_path(transcript: Path, tool_use_id: str) -> Path:

@@ -15,8 +15,8 @@ from pydantic import BaseModel, Field
 
 from ..errors import InvalidInput, NotFound
 from .locate import all_transcripts, live_transcript, transcripts_dir
-from .meter import CALIBRATION, ContextMeter, measure
-from .reader import TranscriptReader, content_text, sidecar_path
+from .meter import CALIBRATION, ContextMeter, measure, measure_entries
+from .reader import ReadStats, TranscriptReader, content_text, merged_entries, sidecar_path
 from .transform import Lookup, TransformOptions, TransformStats, transform
 
 if TYPE_CHECKING:
@@ -163,8 +163,9 @@ def expand(
     if transcript is not None:
         candidates = [resolve_transcript(transcript, None)]
     else:
-        resolve_transcript(None, project_root)  # a clear error when there is none at all
         candidates = all_transcripts(project_root) if project_root is not None else []
+        if not candidates:
+            resolve_transcript(None, project_root)  # raises the clear "no transcript" error
     for path in candidates:
         sidecar = sidecar_path(path, tool_use_id)
         name, original = _find_result(path, tool_use_id)
@@ -255,8 +256,10 @@ def transcript_stats(
 ) -> TranscriptStats:
     """The context meter plus what endless mode would save on this transcript."""
     path = resolve_transcript(transcript, project_root)
-    meter = measure(path, settings.context_window if settings else None)
-    numbered, malformed = _load(path)
+    numbered, malformed = _load(path)  # parsed once: the meter and the transform share it
+    meter = measure_entries(
+        merged_entries(numbered, ReadStats()), str(path), settings.context_window if settings else None
+    )
     messages = [obj for _n, obj in numbered]
     _, stats = transform(messages, lookup, options_from(settings))
     return TranscriptStats(

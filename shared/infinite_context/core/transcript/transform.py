@@ -64,10 +64,6 @@ class TransformStats:
     def tokens_after(self) -> int:
         return sum(s.tokens_after for s in self.per_tool.values())
 
-    @property
-    def ratio(self) -> float:
-        return self.tokens_after / self.tokens_before if self.tokens_before else 1.0
-
 
 def replacement_text(obs: Observation, original_tokens: int) -> str:
     """One line saying what this is, how big the original was and how to get it back, then the
