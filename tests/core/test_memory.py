@@ -13,7 +13,7 @@ from infinite_context.core.config import load_settings
 from infinite_context.core.errors import InvalidInput, NotFound
 from infinite_context.core.memory.model import MemoryItem
 from infinite_context.core.memory.text import auto_tags, detect_type, terms
-from infinite_context.core.memory.working import WorkingMemory
+from infinite_context.core.memory.working import WorkingMemory, indexed
 from infinite_context.core.models import utcnow
 from infinite_context.core.storage.base import BaseStore
 
@@ -63,7 +63,7 @@ def test_ranking_tag_boost_camel_case_recency_and_pins(mem: WorkingMemory) -> No
     assert mem.query("parse_http_response")[0].item.id == camel.id  # snake_case split
 
     old = MemoryItem(content="deploy notes for staging", tokens=5, accessed_at=utcnow() - timedelta(days=3))
-    mem.store.memory_put(mem.session_id, [old])
+    mem.store.memory_put(mem.session_id, indexed([old]))
     fresh, _ = mem.store_item(content="deploy notes for staging")
     ranked = [h.item.id for h in mem.query("deploy staging")]
     assert ranked.index(fresh.id) < ranked.index(old.id)  # recency breaks the tie

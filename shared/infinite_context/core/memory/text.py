@@ -110,12 +110,12 @@ def terms(text: str) -> list[str]:
     return [t for t in out if t not in _STOP and len(t) > 1]
 
 
-def index_text(content: str, summary: str | None) -> str:
-    return " ".join(terms(content + ("\n" + summary if summary else "")))
-
-
-def tag_text(tags: list[str]) -> str:
-    return " ".join(t for tag in tags for t in terms(tag.lstrip(".")) or [tag])
+def index_terms(content: str, summary: str | None, tags: list[str]) -> tuple[list[str], list[str]]:
+    """(body terms, tag terms) an item is indexed by; the store keeps them as given. A tag with
+    no searchable term (``c++``) is indexed as itself, split on whitespace."""
+    body = terms(content + ("\n" + summary if summary else ""))
+    tag_terms = [word for tag in tags for term in terms(tag.lstrip(".")) or [tag] for word in term.split()]
+    return body, tag_terms
 
 
 def jaccard(a: str, b: str) -> float:

@@ -15,11 +15,12 @@ from pydantic import ValidationError
 from ..errors import InvalidInput, NotFound
 from ..models import utcnow
 from ..redact import redact
+from ..storage.memory_base import IndexedItem, IndexTerms
 from ..tokens import count_tokens
 from . import compaction
 from .model import BudgetStatus, CompactionReport, MemoryConfig, MemoryItem, QueryHit, RecallResult
 from .scoring import retention
-from .text import auto_tags, detect_type, normalize_tags, terms
+from .text import auto_tags, detect_type, index_terms, normalize_tags, terms
 
 if TYPE_CHECKING:
     from ..config import Settings
@@ -31,6 +32,15 @@ CANDIDATES = 30  # BM25 candidates re-ranked with the retention score (at least 
 #: budget by MCP client name (lowercase substring), as the seed detected it
 CLIENT_BUDGETS = {"claude": 80_000, "cursor": 60_000}
 DEFAULT_BUDGET = 100_000
+
+
+def indexed(items: list[MemoryItem]) -> list[IndexedItem]:
+    """Items with the terms the store indexes them by (the store itself knows no text analysis)."""
+    out = []
+    for item in items:
+        body, tags = index_terms(item.content, item.summary, item.tags)
+        out.append(IndexedItem(item, IndexTerms(tuple(body), tuple(tags))))
+    return out
 
 
 def _field_error(exc: ValidationError, prefix: str = "") -> InvalidInput:
@@ -137,7 +147,7 @@ class WorkingMemory:
 
     def store_item(self, **fields: Any) -> tuple[MemoryItem, CompactionReport | None]:
         item = self._new_item(fields)
-        self.store.memory_put(self.session_id, [item])
+        self.store.memory_put(self.session_id, indexed([item]))
         return item, self._auto_compact()
 
     def bulk_store(self, items: Any) -> tuple[list[MemoryItem], CompactionReport | None]:
@@ -150,7 +160,7 @@ class WorkingMemory:
             if not isinstance(raw, dict):
                 raise InvalidInput(f"items[{n}]", "is not an object", fix='each item is {"content": "..."}')
             built.append(self._new_item(raw, f"items[{n}]."))
-        self.store.memory_put(self.session_id, built)  # all or nothing
+        self.store.memory_put(self.session_id, indexed(built))  # all or nothing
         return built, self._auto_compact()
 
     def _get(self, item_id: str) -> MemoryItem:
@@ -190,12 +200,12 @@ class WorkingMemory:
             updated.tokens = count_tokens(updated.summary)
         elif "tokens" not in changes:
             updated.tokens = count_tokens(updated.content)
-        self.store.memory_put(self.session_id, [updated])
+        self.store.memory_put(self.session_id, indexed([updated]))
         return updated
 
     def set_pinned(self, item_id: str, pinned: bool) -> MemoryItem:
         item = self._get(item_id).model_copy(update={"pinned": pinned})
-        self.store.memory_put(self.session_id, [item], reindex=False)
+        self.store.memory_update(self.session_id, [item])
         return item
 
     def forget(self, item_id: str) -> None:
@@ -312,7 +322,7 @@ class WorkingMemory:
         before = sum(i.tokens for i in items)
         planned = compaction.plan(items, goal, count_tokens, utcnow())
         if planned.changed:
-            self.store.memory_put(self.session_id, list(planned.changed.values()), reindex=False)
+            self.store.memory_update(self.session_id, list(planned.changed.values()))
         after_items = [planned.changed.get(i.id, i) for i in items]
         return CompactionReport(
             before_tokens=before,

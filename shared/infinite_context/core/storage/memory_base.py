@@ -5,21 +5,46 @@ through a real index kept in the same transaction as the item: SQLite FTS5 (bm25
 b 0.75, tag column weighted 5x) or, on Redis, an inverted index of per-term posting hashes scored
 with the same BM25 in the client (plain Redis has no full-text search; postings keep a query's
 cost proportional to the items that contain its terms, not to all items).
+
+The store knows no text analysis: the caller (``memory.working``) turns an item into
+``IndexTerms`` and passes them with the item, so storage never imports the memory layer's
+vocabulary and a query's terms and an item's terms always come from the same function.
 """
 
 from __future__ import annotations
 
 import abc
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, NamedTuple
 
 from ..memory.model import MemoryItem
 
 
+@dataclass(frozen=True)
+class IndexTerms:
+    """What the search index holds for one item: single words (no whitespace), each repeated as
+    often as it occurs, because BM25 counts them. Order carries no meaning."""
+
+    body: tuple[str, ...]
+    tags: tuple[str, ...]
+
+
+class IndexedItem(NamedTuple):
+    """An item with the terms it is found by."""
+
+    item: MemoryItem
+    terms: IndexTerms
+
+
 class MemoryStore(abc.ABC):
     @abc.abstractmethod
-    def memory_put(self, session_id: str, items: list[MemoryItem], reindex: bool = True) -> None:
-        """Insert or replace items (and their index entries) in one transaction. ``reindex=False``
-        when only flags changed (archived, promoted, pinned, tokens): the text is the same."""
+    def memory_put(self, session_id: str, items: list[IndexedItem]) -> None:
+        """Insert or replace items and their index entries in one transaction."""
+
+    @abc.abstractmethod
+    def memory_update(self, session_id: str, items: list[MemoryItem]) -> None:
+        """Rewrite existing items whose text is unchanged (archived, promoted, pinned, tokens):
+        their index entries stay as they are."""
 
     @abc.abstractmethod
     def memory_touch(self, session_id: str, items: list[MemoryItem]) -> None:

@@ -19,7 +19,7 @@ from typing import Any
 
 from ..errors import ConflictError
 from ..memory.model import MemoryItem
-from .memory_base import MemoryStore
+from .memory_base import IndexedItem, IndexTerms, MemoryStore
 
 K1, B, TAG_WEIGHT = 1.2, 0.75, 5.0
 WATCH_ATTEMPTS = 20
@@ -44,7 +44,7 @@ class RedisMemoryMixin(MemoryStore):
     def _m(self, session_id: str, name: str) -> str:
         return self.key(session_id, f"mem:{name}")
 
-    def memory_put(self, session_id: str, items: list[MemoryItem], reindex: bool = True) -> None:
+    def memory_put(self, session_id: str, items: list[IndexedItem]) -> None:
         import redis
 
         terms_key = self._m(session_id, "terms")
@@ -54,11 +54,12 @@ class RedisMemoryMixin(MemoryStore):
                 with self._client.pipeline(transaction=True) as pipe:
                     try:
                         pipe.watch(terms_key)
-                        ids = [i.id for i in items]
+                        ids = [i.item.id for i in items]
                         old = dict(zip(ids, pipe.hmget(terms_key, ids), strict=True)) if ids else {}
                         pipe.multi()
-                        for item in items:
-                            self._queue_put(pipe, session_id, item, old.get(item.id), reindex)
+                        for item, terms in items:
+                            self._queue_index(pipe, session_id, item.id, terms, old.get(item.id))
+                            self._queue_item(pipe, session_id, item)
                         pipe.execute()
                         return
                     except redis.WatchError:
@@ -70,9 +71,17 @@ class RedisMemoryMixin(MemoryStore):
 
         self._guard(write)
 
-    def _queue_put(self, pipe: Any, sid: str, item: MemoryItem, old_terms: Any, reindex: bool = True) -> None:
-        if reindex:
-            self._queue_index(pipe, sid, item, old_terms)
+    def memory_update(self, session_id: str, items: list[MemoryItem]) -> None:
+        def write() -> None:
+            with self._client.pipeline(transaction=True) as pipe:
+                for item in items:
+                    self._queue_item(pipe, session_id, item)
+                pipe.execute()
+
+        if items:
+            self._guard(write)
+
+    def _queue_item(self, pipe: Any, sid: str, item: MemoryItem) -> None:
         pipe.hset(self._m(sid, "items"), item.id, item.model_dump_json())
         created = item.created_at.timestamp()
         if item.archived:
@@ -88,19 +97,16 @@ class RedisMemoryMixin(MemoryStore):
         else:
             pipe.srem(self._m(sid, "pinned"), item.id)
 
-    def _queue_index(self, pipe: Any, sid: str, item: MemoryItem, old_terms: Any) -> None:
-        from ..memory.text import index_text, tag_text  # not on the hook / MCP start-up path
-
+    def _queue_index(self, pipe: Any, sid: str, item_id: str, terms: IndexTerms, old_terms: Any) -> None:
         if old_terms:
             for term in _s(old_terms).split():
-                pipe.hdel(self._m(sid, f"t:{term}"), item.id)
-        body = Counter(index_text(item.content, item.summary).split())
-        tags = Counter(tag_text(item.tags).split())
+                pipe.hdel(self._m(sid, f"t:{term}"), item_id)
+        body, tags = Counter(terms.body), Counter(terms.tags)
         vocabulary = sorted(set(body) | set(tags))
         for term in vocabulary:
-            pipe.hset(self._m(sid, f"t:{term}"), item.id, f"{body.get(term, 0)} {tags.get(term, 0)}")
-        pipe.hset(self._m(sid, "terms"), item.id, " ".join(vocabulary))
-        pipe.hset(self._m(sid, "dl"), item.id, sum(body.values()) + sum(tags.values()))
+            pipe.hset(self._m(sid, f"t:{term}"), item_id, f"{body.get(term, 0)} {tags.get(term, 0)}")
+        pipe.hset(self._m(sid, "terms"), item_id, " ".join(vocabulary))
+        pipe.hset(self._m(sid, "dl"), item_id, sum(body.values()) + sum(tags.values()))
 
     def memory_touch(self, session_id: str, items: list[MemoryItem]) -> None:
         mapping = {item.id: item.model_dump_json() for item in items}

@@ -11,7 +11,7 @@ from contextlib import AbstractContextManager
 from typing import Any, TypeVar
 
 from ..memory.model import MemoryItem
-from .memory_base import MemoryStore
+from .memory_base import IndexedItem, MemoryStore
 
 _T = TypeVar("_T")
 _COLUMNS = "item"
@@ -35,21 +35,9 @@ class SQLiteMemoryMixin(MemoryStore):
             rows: list[Any] = self._guard(lambda: self._conn.execute(sql, params).fetchall())
         return rows
 
-    def memory_put(self, session_id: str, items: list[MemoryItem], reindex: bool = True) -> None:
-        from ..memory.text import index_text, tag_text  # not on the hook / MCP start-up path
-
+    def memory_put(self, session_id: str, items: list[IndexedItem]) -> None:
         with self._write_txn() as conn:
-            if not reindex:
-                conn.executemany(
-                    "UPDATE memory_items SET item = ?, archived = ?, pinned = ?, tokens = ? "
-                    "WHERE session_id = ? AND id = ?",
-                    [
-                        (i.model_dump_json(), int(i.archived), int(i.pinned), i.tokens, session_id, i.id)
-                        for i in items
-                    ],
-                )
-                return
-            for item in items:
+            for item, terms in items:
                 row = conn.execute(
                     "SELECT rid FROM memory_items WHERE session_id = ? AND id = ?", (session_id, item.id)
                 ).fetchone()
@@ -77,8 +65,19 @@ class SQLiteMemoryMixin(MemoryStore):
                     conn.execute("DELETE FROM memory_fts WHERE rowid = ?", (rid,))
                 conn.execute(
                     "INSERT INTO memory_fts(rowid, body, tags) VALUES (?, ?, ?)",
-                    (rid, index_text(item.content, item.summary), tag_text(item.tags)),
+                    (rid, " ".join(terms.body), " ".join(terms.tags)),
                 )
+
+    def memory_update(self, session_id: str, items: list[MemoryItem]) -> None:
+        with self._write_txn() as conn:
+            conn.executemany(
+                "UPDATE memory_items SET item = ?, archived = ?, pinned = ?, tokens = ? "
+                "WHERE session_id = ? AND id = ?",
+                [
+                    (i.model_dump_json(), int(i.archived), int(i.pinned), i.tokens, session_id, i.id)
+                    for i in items
+                ],
+            )
 
     def memory_touch(self, session_id: str, items: list[MemoryItem]) -> None:
         with self._write_txn() as conn:
