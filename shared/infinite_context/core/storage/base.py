@@ -146,12 +146,23 @@ class BaseStore(MemoryStore):
         Used by ``store copy``; normal writes go through ``update_state``."""
 
     @abc.abstractmethod
+    def put_observations(self, session_id: str, observations: list[Observation]) -> None:
+        """Store (or replace) observations, keyed by tool use, at once; durable when it returns."""
+
     def put_observation(self, session_id: str, observation: Observation) -> None:
-        """Store (or replace) the observation of one tool use; durable when it returns."""
+        self.put_observations(session_id, [observation])
 
     @abc.abstractmethod
     def get_observations(self, session_id: str, tool_use_ids: list[str]) -> dict[str, Observation]:
         """Batched lookup; ids without an observation are absent from the result."""
+
+    @abc.abstractmethod
+    def all_observations(self, session_id: str) -> dict[str, Observation]:
+        """Every readable observation of a session, by tool_use_id (``store copy``)."""
+
+    @abc.abstractmethod
+    def observation_sessions(self) -> list[str]:
+        """Sessions holding at least one observation (a session may have no state yet)."""
 
     @abc.abstractmethod
     def close(self) -> None: ...

@@ -1,10 +1,18 @@
-"""``infinite-context store copy``: move every session between backends (e.g. the embedded
-SQLite file to a team Redis), idempotently.
+"""``infinite-context store copy``: move every part of every brain between backends (e.g. the
+embedded SQLite file to a team Redis), idempotently.
 
-A session is copied when the destination does not have it or holds an older version; an
-identical session is skipped; a destination that is ahead (or diverged at the same version) is
-never overwritten and is reported instead. Later data kinds (memory items, observations) join
-``copy_all`` as they arrive.
+A brain is more than its state: the copy carries, per session, the state with its history, the
+working-memory items (live and archived, with the index terms they are found by) and the memory
+configuration, and the endless-mode observations. A session is taken from any of those parts,
+because hooks store observations and people store memory items before the first checkpoint.
+
+Rules, the same for every part: what the destination lacks is copied; what it holds identically
+is counted as unchanged; what it holds differently is never overwritten and is reported instead.
+For the state that means a destination ahead (or diverged at the same version) keeps its state;
+an older one is replaced with the source's state and history. Items and observations have no
+version, so a differing copy in the destination is kept as it is (it may be the newer one: an
+observation in particular is decided once and must stay byte-stable for prompt caching).
+Nothing in the destination is deleted.
 """
 
 from __future__ import annotations
@@ -14,6 +22,9 @@ from pydantic import BaseModel, Field
 from ..errors import CorruptState
 from .base import BaseStore
 
+#: items written per memory_put (one transaction each)
+MEMORY_BATCH = 500
+
 
 class CopyReport(BaseModel):
     source: str
@@ -22,40 +33,113 @@ class CopyReport(BaseModel):
     sessions_copied: int = 0
     sessions_unchanged: int = 0
     history_entries_copied: int = 0
+    memory_items_copied: int = 0
+    memory_items_unchanged: int = 0
+    memory_configs_copied: int = 0
+    observations_copied: int = 0
+    observations_unchanged: int = 0
     skipped: list[str] = Field(default_factory=list)
+
+    def summary(self) -> str:
+        """One line for people; ``skipped`` holds the reasons."""
+        return (
+            f"{self.source} -> {self.destination}: {self.sessions_seen} sessions; "
+            f"states: {self.sessions_copied} copied ({self.history_entries_copied} history entries), "
+            f"{self.sessions_unchanged} up to date; memory items: {self.memory_items_copied} copied, "
+            f"{self.memory_items_unchanged} up to date, {self.memory_configs_copied} configurations copied; "
+            f"observations: {self.observations_copied} copied, {self.observations_unchanged} up to date; "
+            f"{len(self.skipped)} skipped."
+        )
 
 
 def copy_all(source: BaseStore, destination: BaseStore) -> CopyReport:
     report = CopyReport(source=source.display_url, destination=destination.display_url)
-    for session_id in source.sessions():
+    sessions = sorted({*source.sessions(), *source.memory_sessions(), *source.observation_sessions()})
+    for session_id in sessions:
         report.sessions_seen += 1
-        try:
-            state = source.get_state(session_id)
-        except CorruptState:
-            report.skipped.append(f"{session_id}: unreadable in the source (roll it back there first)")
-            continue
-        if state is None:
-            continue
-        try:
-            existing = destination.get_state(session_id)
-        except CorruptState:
-            existing = None  # a corrupt destination row is repaired by the copy
-        if existing is not None:
-            if existing.meta.version > state.meta.version:
-                report.skipped.append(
-                    f"{session_id}: destination is ahead (v{existing.meta.version} > v{state.meta.version})"
-                )
-                continue
-            if existing.meta.version == state.meta.version:
-                if existing == state:
-                    report.sessions_unchanged += 1
-                else:
-                    report.skipped.append(
-                        f"{session_id}: both hold v{state.meta.version} with different content"
-                    )
-                continue
-        history = list(reversed(source.history(session_id)))
-        destination.replace_session(session_id, state, history)
-        report.sessions_copied += 1
-        report.history_entries_copied += len(history)
+        _copy_state(source, destination, session_id, report)
+        _copy_memory(source, destination, session_id, report)
+        _copy_observations(source, destination, session_id, report)
     return report
+
+
+def _copy_state(source: BaseStore, destination: BaseStore, session_id: str, report: CopyReport) -> None:
+    try:
+        state = source.get_state(session_id)
+    except CorruptState:
+        report.skipped.append(f"{session_id}: unreadable in the source (roll it back there first)")
+        return
+    if state is None:
+        return
+    try:
+        existing = destination.get_state(session_id)
+    except CorruptState:
+        existing = None  # a corrupt destination row is repaired by the copy
+    if existing is not None:
+        if existing.meta.version > state.meta.version:
+            report.skipped.append(
+                f"{session_id}: destination is ahead (v{existing.meta.version} > v{state.meta.version})"
+            )
+            return
+        if existing.meta.version == state.meta.version:
+            if existing == state:
+                report.sessions_unchanged += 1
+            else:
+                report.skipped.append(f"{session_id}: both hold v{state.meta.version} with different content")
+            return
+    history = list(reversed(source.history(session_id)))
+    destination.replace_session(session_id, state, history)
+    report.sessions_copied += 1
+    report.history_entries_copied += len(history)
+
+
+def _copy_memory(source: BaseStore, destination: BaseStore, session_id: str, report: CopyReport) -> None:
+    exported = source.memory_export(session_id)
+    present = destination.memory_get(session_id, [entry.item.id for entry in exported])
+    missing, differing = [], 0
+    for entry in exported:
+        there = present.get(entry.item.id)
+        if there is None:
+            missing.append(entry)
+        elif there == entry.item:
+            report.memory_items_unchanged += 1
+        else:
+            differing += 1
+    for start in range(0, len(missing), MEMORY_BATCH):
+        destination.memory_put(session_id, missing[start : start + MEMORY_BATCH])
+    report.memory_items_copied += len(missing)
+    if differing:
+        report.skipped.append(
+            f"{session_id}: {differing} memory items differ in the destination (kept there)"
+        )
+
+    config = source.memory_config(session_id)
+    if config is None:
+        return
+    existing = destination.memory_config(session_id)
+    if existing is None:
+        destination.memory_set_config(session_id, config)
+        report.memory_configs_copied += 1
+    elif existing != config:
+        report.skipped.append(
+            f"{session_id}: the memory configuration differs in the destination (kept there)"
+        )
+
+
+def _copy_observations(
+    source: BaseStore, destination: BaseStore, session_id: str, report: CopyReport
+) -> None:
+    observations = source.all_observations(session_id)
+    if not observations:
+        return
+    present = destination.get_observations(session_id, list(observations))
+    missing = [o for tool_use_id, o in observations.items() if tool_use_id not in present]
+    differing = sum(1 for t, o in observations.items() if t in present and present[t] != o)
+    if missing:
+        destination.put_observations(session_id, missing)
+    report.observations_copied += len(missing)
+    report.observations_unchanged += len(present) - differing
+    if differing:
+        report.skipped.append(
+            f"{session_id}: {differing} observations differ in the destination (kept there)"
+        )

@@ -76,6 +76,15 @@ class MemoryStore(abc.ABC):
         """(live tokens, live items, pinned items, archived items)."""
 
     @abc.abstractmethod
+    def memory_export(self, session_id: str) -> list[IndexedItem]:
+        """Every readable item (live and archived) with the index terms stored for it, so a copy
+        is found by the same words without re-analysing the text (``store copy``)."""
+
+    @abc.abstractmethod
+    def memory_sessions(self) -> list[str]:
+        """Sessions holding working-memory items or a memory configuration."""
+
+    @abc.abstractmethod
     def memory_config(self, session_id: str) -> dict[str, Any] | None: ...
 
     @abc.abstractmethod

@@ -23,6 +23,7 @@ from .memory_base import IndexedItem, IndexTerms, MemoryStore
 
 K1, B, TAG_WEIGHT = 1.2, 0.75, 5.0
 WATCH_ATTEMPTS = 20
+EXPORT_BATCH = 2000  # posting reads per pipeline round trip
 
 
 def _parse(raw: Any) -> MemoryItem | None:
@@ -39,6 +40,7 @@ def _s(value: Any) -> str:
 class RedisMemoryMixin(MemoryStore):
     _client: Any
     key: Callable[[str, str], str]
+    sessions_with: Callable[[str], list[str]]
     _guard: Callable[[Callable[[], Any]], Any]
 
     def _m(self, session_id: str, name: str) -> str:
@@ -214,6 +216,49 @@ class RedisMemoryMixin(MemoryStore):
 
         tokens, live, pinned, archived = self._guard(read)
         return sum(int(t) for t in tokens), int(live), int(pinned), int(archived)
+
+    def memory_export(self, session_id: str) -> list[IndexedItem]:
+        """Items with their terms read back from the postings (term counts are what BM25 uses)."""
+
+        def read_items() -> tuple[dict[Any, Any], dict[Any, Any]]:
+            pipe = self._client.pipeline(transaction=False)
+            pipe.hgetall(self._m(session_id, "items"))
+            pipe.hgetall(self._m(session_id, "terms"))
+            items, vocabulary = pipe.execute()
+            return items, vocabulary
+
+        raw_items, raw_vocabularies = self._guard(read_items)
+        items = [item for raw in raw_items.values() if (item := _parse(raw)) is not None]
+        vocabularies = {_s(k): _s(v) for k, v in raw_vocabularies.items()}
+        wanted = [(item.id, term) for item in items for term in vocabularies.get(item.id, "").split()]
+        counts: list[Any] = []
+        for start in range(0, len(wanted), EXPORT_BATCH):
+            counts += self._pipeline_postings(session_id, wanted[start : start + EXPORT_BATCH])
+        body: dict[str, list[str]] = {}
+        tags: dict[str, list[str]] = {}
+        for (item_id, term), raw_tf in zip(wanted, counts, strict=True):
+            if raw_tf is None:
+                continue
+            body_tf, tag_tf = (int(x) for x in _s(raw_tf).split())
+            body.setdefault(item_id, []).extend([term] * body_tf)
+            tags.setdefault(item_id, []).extend([term] * tag_tf)
+        items.sort(key=lambda i: (i.created_at, i.id))
+        return [
+            IndexedItem(i, IndexTerms(tuple(body.get(i.id, ())), tuple(tags.get(i.id, ())))) for i in items
+        ]
+
+    def _pipeline_postings(self, session_id: str, wanted: list[tuple[str, str]]) -> list[Any]:
+        def read() -> list[Any]:
+            pipe = self._client.pipeline(transaction=False)
+            for item_id, term in wanted:
+                pipe.hget(self._m(session_id, f"t:{term}"), item_id)
+            return list(pipe.execute())
+
+        return self._guard(read)  # type: ignore[no-any-return]
+
+    def memory_sessions(self) -> list[str]:
+        found = self.sessions_with("mem:items") + self.sessions_with("mem:config")
+        return sorted(set(found))
 
     def memory_config(self, session_id: str) -> dict[str, Any] | None:
         raw = self._guard(lambda: self._client.get(self._m(session_id, "config")))

@@ -11,7 +11,7 @@ from contextlib import AbstractContextManager
 from typing import Any, TypeVar
 
 from ..memory.model import MemoryItem
-from .memory_base import IndexedItem, MemoryStore
+from .memory_base import IndexedItem, IndexTerms, MemoryStore
 
 _T = TypeVar("_T")
 _COLUMNS = "item"
@@ -165,6 +165,26 @@ class SQLiteMemoryMixin(MemoryStore):
         )
         tokens, live, pinned, archived = rows[0]
         return int(tokens), int(live), int(pinned), int(archived)
+
+    def memory_export(self, session_id: str) -> list[IndexedItem]:
+        rows = self._rows(
+            "SELECT m.item, f.body, f.tags FROM memory_items m "
+            "LEFT JOIN memory_fts f ON f.rowid = m.rid WHERE m.session_id = ? ORDER BY m.rid",
+            (session_id,),
+        )
+        exported = []
+        for raw, body, tags in rows:
+            item = _parse(raw)
+            if item is not None:
+                terms = IndexTerms(tuple((body or "").split()), tuple((tags or "").split()))
+                exported.append(IndexedItem(item, terms))
+        return exported
+
+    def memory_sessions(self) -> list[str]:
+        rows = self._rows(
+            "SELECT session_id FROM memory_items UNION SELECT session_id FROM memory_config ORDER BY 1", ()
+        )
+        return [str(r[0]) for r in rows]
 
     def memory_config(self, session_id: str) -> dict[str, Any] | None:
         rows = self._rows("SELECT config FROM memory_config WHERE session_id = ?", (session_id,))

@@ -160,12 +160,16 @@ class RedisStore(RedisMemoryMixin, BaseStore):
     def key(self, session_id: str, name: str) -> str:
         return f"{self.prefix}:{{{session_id}}}:{name}"
 
-    def _session_from_key(self, key: bytes | str) -> str | None:
-        text = key.decode() if isinstance(key, bytes) else key
-        head = f"{self.prefix}:{{"
-        if not text.startswith(head) or not text.endswith("}:version"):
-            return None
-        return text[len(head) : -len("}:version")]
+    def sessions_with(self, name: str) -> list[str]:
+        """Sessions that have the key ``name`` (e.g. ``version``, ``observations``), by SCAN."""
+        head, tail = f"{self.prefix}:{{", f"}}:{name}"
+        keys = self._guard(lambda: list(self._client.scan_iter(match=f"{head}*{tail}", count=500)))
+        found = set()
+        for key in keys:
+            text = key.decode() if isinstance(key, bytes) else key
+            if text.startswith(head) and text.endswith(tail) and len(text) > len(head) + len(tail):
+                found.add(text[len(head) : -len(tail)])
+        return sorted(found)
 
     # ---- state ------------------------------------------------------------------------------
     def _read(self, session_id: str) -> tuple[int, bytes | None]:
@@ -318,9 +322,11 @@ class RedisStore(RedisMemoryMixin, BaseStore):
         self._publish(session_id, state.meta.version)
 
     # ---- observations -----------------------------------------------------------------------
-    def put_observation(self, session_id: str, observation: Observation) -> None:
+    def put_observations(self, session_id: str, observations: list[Observation]) -> None:
         key = self.key(session_id, "observations")
-        self._guard(lambda: self._client.hset(key, observation.tool_use_id, observation.model_dump_json()))
+        mapping = {o.tool_use_id: o.model_dump_json() for o in observations}
+        if mapping:
+            self._guard(lambda: self._client.hset(key, mapping=mapping))
 
     def get_observations(self, session_id: str, tool_use_ids: list[str]) -> dict[str, Observation]:
         if not tool_use_ids:
@@ -334,6 +340,13 @@ class RedisStore(RedisMemoryMixin, BaseStore):
                 found[tool_use_id] = parsed
         return found
 
+    def all_observations(self, session_id: str) -> dict[str, Observation]:
+        raw = self._guard(lambda: self._client.hgetall(self.key(session_id, "observations")))
+        return {_text(t): o for t, value in raw.items() if (o := parse_observation(value)) is not None}
+
+    def observation_sessions(self) -> list[str]:
+        return self.sessions_with("observations")
+
     # ---- change feed ------------------------------------------------------------------------
     def subscribe(self, callback: ChangeCallback, session_id: str | None = None) -> _Listener:
         listener = _Listener(self, callback, session_id)
@@ -342,9 +355,7 @@ class RedisStore(RedisMemoryMixin, BaseStore):
         return listener
 
     def sessions(self) -> list[str]:
-        pattern = f"{self.prefix}:{{*}}:version"
-        keys = self._guard(lambda: list(self._client.scan_iter(match=pattern, count=500)))
-        return sorted({s for k in keys if (s := self._session_from_key(k))})
+        return self.sessions_with("version")
 
     def close(self) -> None:
         subs, self._subscriptions = self._subscriptions, []

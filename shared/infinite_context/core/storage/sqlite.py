@@ -247,12 +247,13 @@ class SQLiteStore(SQLiteMemoryMixin, BaseStore):
             )
 
     # ---- observations -----------------------------------------------------------------------
-    def put_observation(self, session_id: str, observation: Observation) -> None:
+    def put_observations(self, session_id: str, observations: list[Observation]) -> None:
+        now = time.time()
         with self._write_txn() as conn:
-            conn.execute(
+            conn.executemany(
                 "INSERT OR REPLACE INTO observations(session_id, tool_use_id, observation, created_at) "
                 "VALUES (?, ?, ?, ?)",
-                (session_id, observation.tool_use_id, observation.model_dump_json(), time.time()),
+                [(session_id, o.tool_use_id, o.model_dump_json(), now) for o in observations],
             )
 
     def get_observations(self, session_id: str, tool_use_ids: list[str]) -> dict[str, Observation]:
@@ -272,6 +273,24 @@ class SQLiteStore(SQLiteMemoryMixin, BaseStore):
                 if parsed is not None:
                     found[str(tool_use_id)] = parsed
         return found
+
+    def all_observations(self, session_id: str) -> dict[str, Observation]:
+        with self._lock:
+            rows: list[Any] = self._guard(
+                lambda: self._conn.execute(
+                    "SELECT tool_use_id, observation FROM observations WHERE session_id = ?", (session_id,)
+                ).fetchall()
+            )
+        return {str(t): o for t, raw in rows if (o := parse_observation(raw)) is not None}
+
+    def observation_sessions(self) -> list[str]:
+        with self._lock:
+            rows = self._guard(
+                lambda: self._conn.execute(
+                    "SELECT DISTINCT session_id FROM observations ORDER BY session_id"
+                ).fetchall()
+            )
+        return [str(r[0]) for r in rows]
 
     # ---- change feed ------------------------------------------------------------------------
     def subscribe(self, callback: ChangeCallback, session_id: str | None = None) -> _Poller:
