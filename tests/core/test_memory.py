@@ -15,12 +15,12 @@ from infinite_context.core.memory.model import MemoryItem
 from infinite_context.core.memory.text import auto_tags, detect_type, terms
 from infinite_context.core.memory.working import WorkingMemory, indexed
 from infinite_context.core.models import utcnow
-from infinite_context.core.storage.base import BaseStore
+from infinite_context.core.storage import Store
 
 from ..conftest import Backend
 
 
-def memory(store: BaseStore, client: str | None = None, **overrides: object) -> WorkingMemory:
+def memory(store: Store, client: str | None = None, **overrides: object) -> WorkingMemory:
     return WorkingMemory(store, f"mem-{uuid.uuid4().hex[:8]}", load_settings(**overrides), client)
 
 

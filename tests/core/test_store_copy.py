@@ -12,7 +12,7 @@ from infinite_context.core.config import load_settings
 from infinite_context.core.memory.text import terms
 from infinite_context.core.memory.working import WorkingMemory, indexed
 from infinite_context.core.models import HistoryEntry, Observation, ProjectState
-from infinite_context.core.storage import BaseStore, open_store
+from infinite_context.core.storage import Store, open_store
 from infinite_context.core.storage.copy import copy_all
 
 from ..conftest import Backend
@@ -33,7 +33,7 @@ def observation(n: int) -> Observation:
     )
 
 
-def fill(store: BaseStore) -> None:
+def fill(store: Store) -> None:
     """Every part: states with history; memory live, archived, promoted, pinned, configured;
     observations; and sessions that have some parts and not others."""
     for sid, versions in (("s-full", 4), ("s-state-only", 2)):
@@ -64,7 +64,7 @@ def fill(store: BaseStore) -> None:
     store.put_observation("s-observations-only", observation(99))
 
 
-def search_table(store: BaseStore, sid: str) -> dict[str, list[tuple[str, float]]]:
+def search_table(store: Store, sid: str) -> dict[str, list[tuple[str, float]]]:
     """Ranked hits per query, live and archived; ties ordered by id, scores rounded."""
     table = {}
     for query in QUERIES:
@@ -76,7 +76,7 @@ def search_table(store: BaseStore, sid: str) -> dict[str, list[tuple[str, float]
     return table
 
 
-def assert_same_brain(source: BaseStore, destination: BaseStore) -> None:
+def assert_same_brain(source: Store, destination: Store) -> None:
     assert destination.sessions() == source.sessions() == ["s-full", "s-state-only"]
     assert destination.memory_sessions() == source.memory_sessions() == ["s-full", "s-memory-only"]
     assert destination.observation_sessions() == source.observation_sessions()

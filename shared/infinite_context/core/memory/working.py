@@ -15,7 +15,7 @@ from pydantic import ValidationError
 from ..errors import InvalidInput, NotFound
 from ..models import utcnow
 from ..redact import redact
-from ..storage.memory_base import IndexedItem, IndexTerms
+from ..storage.parts import IndexedItem, IndexTerms
 from ..tokens import count_tokens
 from . import compaction
 from .model import BudgetStatus, CompactionReport, MemoryConfig, MemoryItem, QueryHit, RecallResult
@@ -24,7 +24,7 @@ from .text import auto_tags, detect_type, index_terms, normalize_tags, terms
 
 if TYPE_CHECKING:
     from ..config import Settings
-    from ..storage.base import BaseStore
+    from ..storage.parts import MemoryIndex
 
 MAX_CONTENT_CHARS = 200_000
 MAX_RETENTION = 1.35  # (0.4 + 0.3 + 0.2) * the largest type multiplier
@@ -51,7 +51,7 @@ def _field_error(exc: ValidationError, prefix: str = "") -> InvalidInput:
 
 class WorkingMemory:
     def __init__(
-        self, store: BaseStore, session_id: str, settings: Settings, client_name: str | None = None
+        self, store: MemoryIndex, session_id: str, settings: Settings, client_name: str | None = None
     ) -> None:
         self.store = store
         self.session_id = session_id

@@ -1,6 +1,8 @@
 """Stores: the embedded SQLite default and (selected by URL) Redis / Valkey / Redis Cluster.
 
-``open_store(settings)`` is the only place a backend is chosen.
+The contract is four small parts (parts.py: state, change feed, observations, memory index) that
+each backend implements and ``ComposedStore`` joins into a ``Store``. ``open_store(settings)`` is
+the only place a backend is chosen.
 """
 
 from __future__ import annotations
@@ -9,12 +11,35 @@ from pathlib import Path
 
 from ..config import Settings
 from ..errors import ConfigError
-from .base import BaseStore, Change, ChangeCallback, Subscription, UpdateFn, UpdateOutcome
+from .parts import (
+    Change,
+    ChangeCallback,
+    ChangeFeed,
+    IndexedItem,
+    IndexTerms,
+    MemoryIndex,
+    ObservationStore,
+    StateStore,
+    Store,
+    Subscription,
+    UpdateFn,
+    UpdateOutcome,
+)
+
+#: the former name of ``Store`` (one base class), kept for callers not yet moved to ``Store``
+BaseStore = Store
 
 __all__ = [
     "BaseStore",
     "Change",
     "ChangeCallback",
+    "ChangeFeed",
+    "IndexTerms",
+    "IndexedItem",
+    "MemoryIndex",
+    "ObservationStore",
+    "StateStore",
+    "Store",
     "Subscription",
     "UpdateFn",
     "UpdateOutcome",
@@ -38,7 +63,7 @@ def sqlite_path_from_url(url: str) -> Path:
     return Path(rest).expanduser()
 
 
-def open_store(settings: Settings) -> BaseStore:
+def open_store(settings: Settings) -> Store:
     url = settings.store_url
     if url is None or url.startswith("sqlite:"):
         from .sqlite import SQLiteStore

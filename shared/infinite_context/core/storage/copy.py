@@ -20,7 +20,7 @@ from __future__ import annotations
 from pydantic import BaseModel, Field
 
 from ..errors import CorruptState
-from .base import BaseStore
+from .parts import Store
 
 #: items written per memory_put (one transaction each)
 MEMORY_BATCH = 500
@@ -52,7 +52,7 @@ class CopyReport(BaseModel):
         )
 
 
-def copy_all(source: BaseStore, destination: BaseStore) -> CopyReport:
+def copy_all(source: Store, destination: Store) -> CopyReport:
     report = CopyReport(source=source.display_url, destination=destination.display_url)
     sessions = sorted({*source.sessions(), *source.memory_sessions(), *source.observation_sessions()})
     for session_id in sessions:
@@ -63,7 +63,7 @@ def copy_all(source: BaseStore, destination: BaseStore) -> CopyReport:
     return report
 
 
-def _copy_state(source: BaseStore, destination: BaseStore, session_id: str, report: CopyReport) -> None:
+def _copy_state(source: Store, destination: Store, session_id: str, report: CopyReport) -> None:
     try:
         state = source.get_state(session_id)
     except CorruptState:
@@ -93,7 +93,7 @@ def _copy_state(source: BaseStore, destination: BaseStore, session_id: str, repo
     report.history_entries_copied += len(history)
 
 
-def _copy_memory(source: BaseStore, destination: BaseStore, session_id: str, report: CopyReport) -> None:
+def _copy_memory(source: Store, destination: Store, session_id: str, report: CopyReport) -> None:
     exported = source.memory_export(session_id)
     present = destination.memory_get(session_id, [entry.item.id for entry in exported])
     missing, differing = [], 0
@@ -126,9 +126,7 @@ def _copy_memory(source: BaseStore, destination: BaseStore, session_id: str, rep
         )
 
 
-def _copy_observations(
-    source: BaseStore, destination: BaseStore, session_id: str, report: CopyReport
-) -> None:
+def _copy_observations(source: Store, destination: Store, session_id: str, report: CopyReport) -> None:
     observations = source.all_observations(session_id)
     if not observations:
         return

@@ -1,4 +1,4 @@
-"""Working memory on plain Redis: items plus an inverted index, all under the session's hash tag.
+"""The Redis memory part: items plus an inverted index, all under the session's hash tag.
 
 Keys (``ic:{<session>}:mem:...``): ``items`` HASH id -> item JSON; ``order`` ZSET id -> created
 (live items), ``archive`` ZSET id -> created (archived items); ``tokens`` HASH id -> tokens of live
@@ -14,12 +14,12 @@ from __future__ import annotations
 import json
 import math
 from collections import Counter
-from collections.abc import Callable
 from typing import Any
 
 from ..errors import ConflictError
 from ..memory.model import MemoryItem
-from .memory_base import IndexedItem, IndexTerms, MemoryStore
+from .parts import IndexedItem, IndexTerms
+from .redis_conn import RedisConnection
 
 K1, B, TAG_WEIGHT = 1.2, 0.75, 5.0
 WATCH_ATTEMPTS = 20
@@ -37,14 +37,14 @@ def _s(value: Any) -> str:
     return value.decode() if isinstance(value, bytes) else str(value)
 
 
-class RedisMemoryMixin(MemoryStore):
-    _client: Any
-    key: Callable[[str, str], str]
-    sessions_with: Callable[[str], list[str]]
-    _guard: Callable[[Callable[[], Any]], Any]
+class RedisMemory:
+    def __init__(self, conn: RedisConnection) -> None:
+        self.conn = conn
+        self._client = conn.client
+        self._guard = conn.guard
 
     def _m(self, session_id: str, name: str) -> str:
-        return self.key(session_id, f"mem:{name}")
+        return self.conn.key(session_id, f"mem:{name}")
 
     def memory_put(self, session_id: str, items: list[IndexedItem]) -> None:
         import redis
@@ -254,10 +254,10 @@ class RedisMemoryMixin(MemoryStore):
                 pipe.hget(self._m(session_id, f"t:{term}"), item_id)
             return list(pipe.execute())
 
-        return self._guard(read)  # type: ignore[no-any-return]
+        return self._guard(read)
 
     def memory_sessions(self) -> list[str]:
-        found = self.sessions_with("mem:items") + self.sessions_with("mem:config")
+        found = self.conn.sessions_with("mem:items") + self.conn.sessions_with("mem:config")
         return sorted(set(found))
 
     def memory_config(self, session_id: str) -> dict[str, Any] | None:

@@ -1,20 +1,22 @@
-"""Working memory on SQLite: items in ``memory_items``, search in the FTS5 table ``memory_fts``
-(its rowid is the item's ``rid``, so an update replaces exactly one index row)."""
+"""The SQLite memory part: items in ``memory_items``, search in the FTS5 table ``memory_fts``
+(its rowid is the item's ``rid``, so an update replaces exactly one index row).
+
+FTS5's bm25 (k1 1.2, b 0.75; the tag column weighted 5x) takes its statistics (document count,
+average length) over the whole table, i.e. over every session in the file.
+"""
 
 from __future__ import annotations
 
 import json
-import sqlite3
-import threading
-from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager
-from typing import Any, TypeVar
+from collections.abc import Iterator
+from typing import Any
 
 from ..memory.model import MemoryItem
-from .memory_base import IndexedItem, IndexTerms, MemoryStore
+from .parts import IndexedItem, IndexTerms
+from .sqlite_db import SQLiteDB
 
-_T = TypeVar("_T")
-_COLUMNS = "item"
+#: ids per lookup, under SQLite's limit on bound variables
+CHUNK = 500
 
 
 def _parse(raw: str) -> MemoryItem | None:
@@ -24,19 +26,12 @@ def _parse(raw: str) -> MemoryItem | None:
         return None
 
 
-class SQLiteMemoryMixin(MemoryStore):
-    _lock: threading.RLock
-    _conn: sqlite3.Connection
-    _write_txn: Callable[[], AbstractContextManager[sqlite3.Connection]]
-    _guard: Callable[[Callable[[], Any]], Any]
-
-    def _rows(self, sql: str, params: tuple[Any, ...]) -> list[Any]:
-        with self._lock:
-            rows: list[Any] = self._guard(lambda: self._conn.execute(sql, params).fetchall())
-        return rows
+class SQLiteMemory:
+    def __init__(self, db: SQLiteDB) -> None:
+        self.db = db
 
     def memory_put(self, session_id: str, items: list[IndexedItem]) -> None:
-        with self._write_txn() as conn:
+        with self.db.write_txn() as conn:
             for item, terms in items:
                 row = conn.execute(
                     "SELECT rid FROM memory_items WHERE session_id = ? AND id = ?", (session_id, item.id)
@@ -69,7 +64,7 @@ class SQLiteMemoryMixin(MemoryStore):
                 )
 
     def memory_update(self, session_id: str, items: list[MemoryItem]) -> None:
-        with self._write_txn() as conn:
+        with self.db.write_txn() as conn:
             conn.executemany(
                 "UPDATE memory_items SET item = ?, archived = ?, pinned = ?, tokens = ? "
                 "WHERE session_id = ? AND id = ?",
@@ -80,7 +75,7 @@ class SQLiteMemoryMixin(MemoryStore):
             )
 
     def memory_touch(self, session_id: str, items: list[MemoryItem]) -> None:
-        with self._write_txn() as conn:
+        with self.db.write_txn() as conn:
             conn.executemany(
                 "UPDATE memory_items SET item = ? WHERE session_id = ? AND id = ?",
                 [(item.model_dump_json(), session_id, item.id) for item in items],
@@ -88,10 +83,10 @@ class SQLiteMemoryMixin(MemoryStore):
 
     def memory_get(self, session_id: str, ids: list[str]) -> dict[str, MemoryItem]:
         found: dict[str, MemoryItem] = {}
-        for start in range(0, len(ids), 500):
-            chunk = ids[start : start + 500]
+        for start in range(0, len(ids), CHUNK):
+            chunk = ids[start : start + CHUNK]
             marks = ",".join("?" * len(chunk))
-            for (raw,) in self._rows(
+            for (raw,) in self.db.rows(
                 f"SELECT item FROM memory_items WHERE session_id = ? AND id IN ({marks})",
                 (session_id, *chunk),
             ):
@@ -101,7 +96,7 @@ class SQLiteMemoryMixin(MemoryStore):
         return found
 
     def _items(self, sql: str, params: tuple[Any, ...]) -> Iterator[MemoryItem]:
-        for (raw,) in self._rows(sql, params):
+        for (raw,) in self.db.rows(sql, params):
             item = _parse(raw)
             if item is not None:
                 yield item
@@ -127,7 +122,7 @@ class SQLiteMemoryMixin(MemoryStore):
 
     def memory_delete(self, session_id: str, ids: list[str]) -> int:
         deleted = 0
-        with self._write_txn() as conn:
+        with self.db.write_txn() as conn:
             for item_id in ids:
                 row = conn.execute(
                     "SELECT rid FROM memory_items WHERE session_id = ? AND id = ?", (session_id, item_id)
@@ -146,7 +141,7 @@ class SQLiteMemoryMixin(MemoryStore):
             return []
         match = " OR ".join('"' + t.replace('"', '""') + '"' for t in unique)
         # bm25() is lower-is-better and negative; weights per column: body 1, tags 5.
-        rows = self._rows(
+        rows = self.db.rows(
             "SELECT m.id, -bm25(memory_fts, 1.0, 5.0) AS score FROM memory_fts "
             "JOIN memory_items m ON m.rid = memory_fts.rowid "
             "WHERE memory_fts MATCH ? AND m.session_id = ? AND m.archived = ? "
@@ -156,7 +151,7 @@ class SQLiteMemoryMixin(MemoryStore):
         return [(str(item_id), float(score)) for item_id, score in rows]
 
     def memory_usage(self, session_id: str) -> tuple[int, int, int, int]:
-        rows = self._rows(
+        rows = self.db.rows(
             "SELECT COALESCE(SUM(CASE WHEN archived = 0 THEN tokens END), 0), "
             "COUNT(CASE WHEN archived = 0 THEN 1 END), "
             "COUNT(CASE WHEN archived = 0 AND pinned = 1 THEN 1 END), "
@@ -167,7 +162,7 @@ class SQLiteMemoryMixin(MemoryStore):
         return int(tokens), int(live), int(pinned), int(archived)
 
     def memory_export(self, session_id: str) -> list[IndexedItem]:
-        rows = self._rows(
+        rows = self.db.rows(
             "SELECT m.item, f.body, f.tags FROM memory_items m "
             "LEFT JOIN memory_fts f ON f.rowid = m.rid WHERE m.session_id = ? ORDER BY m.rid",
             (session_id,),
@@ -181,13 +176,13 @@ class SQLiteMemoryMixin(MemoryStore):
         return exported
 
     def memory_sessions(self) -> list[str]:
-        rows = self._rows(
+        rows = self.db.rows(
             "SELECT session_id FROM memory_items UNION SELECT session_id FROM memory_config ORDER BY 1", ()
         )
         return [str(r[0]) for r in rows]
 
     def memory_config(self, session_id: str) -> dict[str, Any] | None:
-        rows = self._rows("SELECT config FROM memory_config WHERE session_id = ?", (session_id,))
+        rows = self.db.rows("SELECT config FROM memory_config WHERE session_id = ?", (session_id,))
         if not rows:
             return None
         try:
@@ -197,7 +192,7 @@ class SQLiteMemoryMixin(MemoryStore):
         return data if isinstance(data, dict) else None
 
     def memory_set_config(self, session_id: str, config: dict[str, Any]) -> None:
-        with self._write_txn() as conn:
+        with self.db.write_txn() as conn:
             conn.execute(
                 "INSERT OR REPLACE INTO memory_config(session_id, config) VALUES (?, ?)",
                 (session_id, json.dumps(config)),

@@ -1,8 +1,8 @@
-"""The Store contract and the compare-and-set loop every backend shares.
+"""The compare-and-set loop the state part of every backend shares.
 
-A backend implements a handful of atomic primitives (read a session's state, write it only if
-the version is still the one read, do the same while holding an exclusive write lock, history,
-locks, change feed); ``BaseStore.update_state`` turns them into the contract:
+A backend's state part implements three atomic primitives (read a session's state, write it
+only if the version is still the one read, do the same while holding an exclusive write lock);
+``CasStates.update_state`` turns them into the contract:
 
 * attempts 1..N-1 are optimistic: read, run ``fn`` on the fresh state (no lock held), write only
   if nobody moved the version meanwhile, else back off (exponential, full jitter) and re-run;
@@ -20,43 +20,15 @@ import abc
 import random
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Protocol
 
 from pydantic import ValidationError
 
 from ..errors import ConflictError, CorruptState, StorageError
-from ..models import HistoryEntry, LockInfo, Observation, ProjectState
-from .memory_base import MemoryStore
-
-#: ``fn(current_state_or_None, next_version) -> HistoryEntry`` for version ``next_version``.
-UpdateFn = Callable[[ProjectState | None, int], HistoryEntry]
+from ..models import HistoryEntry, Observation, ProjectState
+from .parts import UpdateFn, UpdateOutcome
 
 BACKOFF_BASE_SECONDS = 0.01
 BACKOFF_CAP_SECONDS = 0.5
-
-
-@dataclass(frozen=True)
-class Change:
-    """One event of the change feed: ``kind`` is ``state`` for checkpoints and rollbacks."""
-
-    session_id: str
-    version: int
-    kind: str
-    at: float
-
-
-ChangeCallback = Callable[[Change], None]
-
-
-class Subscription(Protocol):
-    def close(self) -> None: ...
-
-
-@dataclass(frozen=True)
-class UpdateOutcome:
-    entry: HistoryEntry
-    attempts: int
 
 
 def backoff_delay(attempt: int, rng: random.Random | None = None) -> float:
@@ -90,17 +62,14 @@ def parse_entry(raw: bytes | str, *, session_id: str) -> HistoryEntry | None:
         return None
 
 
-class BaseStore(MemoryStore):
-    """Shared behaviour; backends fill in the primitives below."""
-
-    #: the store location as shown to people (never with a password).
-    display_url: str
+class CasStates(abc.ABC):
+    """The state part's shared behaviour; a backend fills in the three primitives (and the rest
+    of ``parts.StateStore``: history, locks, ``replace_session``, ``sessions``)."""
 
     def __init__(self, *, history_size: int = 5, cas_attempts: int = 3) -> None:
         self.history_size = history_size
         self.cas_attempts = cas_attempts
 
-    # ---- primitives -------------------------------------------------------------------------
     @abc.abstractmethod
     def _read(self, session_id: str) -> tuple[int, bytes | None]:
         """(current version, raw state JSON) with (0, None) for a session never written."""
@@ -116,58 +85,6 @@ class BaseStore(MemoryStore):
     ) -> HistoryEntry:
         """Hold the session's write lock, read, ``build(version, raw)``, write; cannot lose."""
 
-    @abc.abstractmethod
-    def history(self, session_id: str, limit: int | None = None) -> list[HistoryEntry]:
-        """Newest first; corrupt rows are skipped."""
-
-    @abc.abstractmethod
-    def history_entry(self, session_id: str, version: int) -> HistoryEntry | None: ...
-
-    @abc.abstractmethod
-    def acquire_lock(self, session_id: str, owner: str, ttl_seconds: float) -> LockInfo:
-        """Advisory: a second holder gets ``acquired=False`` and the holder's name, not an error."""
-
-    @abc.abstractmethod
-    def release_lock(self, session_id: str, owner: str) -> bool: ...
-
-    @abc.abstractmethod
-    def lock_holder(self, session_id: str) -> str | None: ...
-
-    @abc.abstractmethod
-    def subscribe(self, callback: ChangeCallback, session_id: str | None = None) -> Subscription:
-        """Call ``callback`` for every change (from any process) within about a second."""
-
-    @abc.abstractmethod
-    def sessions(self) -> list[str]: ...
-
-    @abc.abstractmethod
-    def replace_session(self, session_id: str, state: ProjectState, history: list[HistoryEntry]) -> None:
-        """Make a session hold exactly ``state`` and ``history`` (versions kept), atomically.
-        Used by ``store copy``; normal writes go through ``update_state``."""
-
-    @abc.abstractmethod
-    def put_observations(self, session_id: str, observations: list[Observation]) -> None:
-        """Store (or replace) observations, keyed by tool use, at once; durable when it returns."""
-
-    def put_observation(self, session_id: str, observation: Observation) -> None:
-        self.put_observations(session_id, [observation])
-
-    @abc.abstractmethod
-    def get_observations(self, session_id: str, tool_use_ids: list[str]) -> dict[str, Observation]:
-        """Batched lookup; ids without an observation are absent from the result."""
-
-    @abc.abstractmethod
-    def all_observations(self, session_id: str) -> dict[str, Observation]:
-        """Every readable observation of a session, by tool_use_id (``store copy``)."""
-
-    @abc.abstractmethod
-    def observation_sessions(self) -> list[str]:
-        """Sessions holding at least one observation (a session may have no state yet)."""
-
-    @abc.abstractmethod
-    def close(self) -> None: ...
-
-    # ---- the contract built on them ---------------------------------------------------------
     def get_state(self, session_id: str) -> ProjectState | None:
         version, raw = self._read(session_id)
         if raw is None:
@@ -208,9 +125,3 @@ class BaseStore(MemoryStore):
         raise ConflictError(  # unreachable: the last attempt is exclusive
             f"session {session_id} kept changing", fix="retry the checkpoint"
         )
-
-    def __enter__(self) -> BaseStore:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()

@@ -1,0 +1,119 @@
+"""The one SQLite connection every part of the SQLite store shares (sqlite.py composes them).
+
+Writers serialise on SQLite's own write lock (``BEGIN IMMEDIATE``, 5 s busy timeout), so many
+processes (an MCP server per Claude Code session, the language server, hooks, notebooks) can
+share one file; within a process an RLock serialises the threads using this connection.
+
+Durability: ``synchronous=NORMAL`` in WAL mode keeps every committed write across a process
+crash (kill -9); only an OS crash or power loss can drop the last transactions.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sqlite3
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, TypeVar
+
+from ..errors import StorageUnavailable
+from .sqlite_migrations import migrate
+
+log = logging.getLogger(__name__)
+_T = TypeVar("_T")
+
+BUSY_TIMEOUT_MS = 5000
+
+
+def unavailable(path: Path, exc: BaseException) -> StorageUnavailable:
+    reason = getattr(exc, "strerror", None) or str(exc)
+    return StorageUnavailable(
+        f"cannot use the SQLite store at {path}: {reason}",
+        fix=(
+            "make that folder writable, or point INFINITE_CONTEXT_STORE_URL at a writable file "
+            "(e.g. sqlite:////tmp/brain.db)"
+        ),
+    )
+
+
+def _prepare_file(path: Path) -> None:
+    """Create the folder (0700) and the file (0600) before SQLite does, so the mode is ours;
+    SQLite gives its -wal and -shm files the same mode as the database file."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        if not path.exists():
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+            os.close(fd)
+        if not os.access(path, os.R_OK | os.W_OK):
+            raise PermissionError(13, "Permission denied")
+    except OSError as exc:
+        raise unavailable(path, exc) from None
+
+
+class SQLiteDB:
+    """The file, its connection, and the three ways the parts use it: a write transaction, a
+    guarded read, and a fresh connection for a change-feed poller."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path.expanduser().resolve()
+        self.display_url = f"sqlite:///{self.path}".replace("sqlite:////", "sqlite:///")
+        _prepare_file(self.path)
+        self.lock = threading.RLock()
+        try:
+            self.conn = self.connect()
+            migrate(self.conn)
+        except sqlite3.DatabaseError as exc:
+            raise StorageUnavailable(
+                f"{self.path} is not a usable infinite-context database: {exc}",
+                fix="move that file away (a new one is created) or set INFINITE_CONTEXT_STORE_URL",
+            ) from None
+
+    def connect(self) -> sqlite3.Connection:
+        conn = sqlite3.connect(
+            self.path, isolation_level=None, check_same_thread=False, timeout=BUSY_TIMEOUT_MS / 1000
+        )
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+        if str(mode).lower() != "wal":
+            log.warning("SQLite refused WAL mode", extra={"journal_mode": mode, "path": str(self.path)})
+        conn.execute("PRAGMA synchronous = NORMAL")
+        return conn
+
+    @contextmanager
+    def write_txn(self) -> Iterator[sqlite3.Connection]:
+        with self.lock:
+            try:
+                self.conn.execute("BEGIN IMMEDIATE")
+            except sqlite3.OperationalError as exc:
+                raise unavailable(self.path, exc) from None
+            try:
+                yield self.conn
+                self.conn.execute("COMMIT")
+            except BaseException:
+                if self.conn.in_transaction:
+                    self.conn.execute("ROLLBACK")
+                raise
+
+    def guard(self, what: Callable[[], _T]) -> _T:
+        try:
+            return what()
+        except sqlite3.OperationalError as exc:
+            raise unavailable(self.path, exc) from None
+
+    def rows(self, sql: str, params: tuple[Any, ...] = ()) -> list[Any]:
+        """All rows of one read, under the connection lock."""
+        with self.lock:
+            found: list[Any] = self.guard(lambda: self.conn.execute(sql, params).fetchall())
+        return found
+
+    def row(self, sql: str, params: tuple[Any, ...] = ()) -> Any:
+        """The first row of one read (None if there is none)."""
+        with self.lock:
+            return self.guard(lambda: self.conn.execute(sql, params).fetchone())
+
+    def close(self) -> None:
+        with self.lock:
+            self.conn.close()
