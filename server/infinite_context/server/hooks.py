@@ -4,43 +4,45 @@ A hook must never break the user's session: every handler exits 0, logs its own 
 stderr as JSON lines, and writes nothing to stdout but the JSON Claude Code documents for that
 event. Each handler parses the payload and makes one core call.
 
-The project is the one Claude Code works in: ``--project`` / ``PROJECT_ROOT`` if set, else
-``CLAUDE_PROJECT_DIR``, else the payload's ``cwd``.
+The project is the one Claude Code works in, decided by ``project.locate_project``: ``--project``,
+else ``PROJECT_ROOT``, else ``CLAUDE_PROJECT_DIR``, else the payload's ``cwd``.
 """
 
 from __future__ import annotations
 
 import logging
-import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from infinite_context.core.brain import ProjectBrain
+    from infinite_context.core.config import Settings
 
 log = logging.getLogger("infinite_context.hooks")
 
 Handler = Callable[[dict[str, Any], Path | None], dict[str, Any] | None]
 
 
-def _project_dir(payload: dict[str, Any], explicit: Path | None) -> Path | None:
-    if explicit is not None or os.environ.get("PROJECT_ROOT"):
-        return explicit  # Settings reads PROJECT_ROOT itself
-    for candidate in (os.environ.get("CLAUDE_PROJECT_DIR"), payload.get("cwd")):
-        if isinstance(candidate, str) and candidate and Path(candidate).is_dir():
-            return Path(candidate)
-    return None
+def _client_cwd(payload: dict[str, Any]) -> str | None:
+    cwd = payload.get("cwd")
+    return cwd if isinstance(cwd, str) and cwd else None
 
 
-def _settings(payload: dict[str, Any], explicit: Path | None) -> Any:
+def _settings() -> Settings:
     from infinite_context.core.config import load_settings
+    from infinite_context.core.logs import setup_logging
 
-    return load_settings(project_root=_project_dir(payload, explicit))
+    settings = load_settings()
+    setup_logging(settings.log_level)  # a level set only in .env takes effect from here on
+    return settings
 
 
-def _brain(payload: dict[str, Any], explicit: Path | None) -> Any:
+def _brain(payload: dict[str, Any], explicit: Path | None) -> ProjectBrain:
     from infinite_context.core.brain import ProjectBrain
 
-    return ProjectBrain.open(settings=_settings(payload, explicit))
+    return ProjectBrain.open(explicit, _settings(), client_cwd=_client_cwd(payload))
 
 
 #: Claude Code moves additionalContext past 10,000 characters to a file; stay well below.
@@ -99,9 +101,12 @@ def pre_compact(payload: dict[str, Any], project: Path | None) -> dict[str, Any]
 
 
 def post_tool_use(payload: dict[str, Any], project: Path | None) -> dict[str, Any] | None:
+    from infinite_context.core.project import locate_project
     from infinite_context.core.transcript.record import record_observation
 
-    obs = record_observation(_settings(payload, project), payload)
+    settings = _settings()
+    folder = locate_project(project, settings, _client_cwd(payload))
+    obs = record_observation(settings, payload, folder)
     log.debug("observation stored", extra={"tool_use_id": obs.tool_use_id, "tokens": obs.tokens})
     return None
 

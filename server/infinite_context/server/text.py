@@ -39,6 +39,8 @@ def status_text(r: StatusReport) -> str:
             f"{r.pending_decisions} pending decisions, {r.recent_changes} recent changes."
         )
     lines = [head, f"Project: {r.project_root} (session {r.session_id})", f"Store: {r.store}"]
+    if r.merge_plan is not None:
+        lines.append(f"Merge plan: {r.merge_plan.describe()}")
     if r.refining:
         lines.append(f"Refining with {r.refining} (a new version appears when it is done)")
     if r.current_task:

@@ -11,7 +11,9 @@ user       ``<config>.json`` ``mcpServers``            ``<config dir>/settings.j
 =========  ==========================================  ==========================================
 
 ``<config>.json`` is ``$CLAUDE_CONFIG_DIR/.claude.json`` when that variable is set, else
-``~/.claude.json``; ``<config dir>`` is ``$CLAUDE_CONFIG_DIR`` or ``~/.claude`` (``transcript.locate``).
+``~/.claude.json``; ``<config dir>`` is ``$CLAUDE_CONFIG_DIR`` or ``~/.claude``. The variable
+reaches here as ``Settings.claude_config_dir`` (callers pass it; nothing here reads the
+environment).
 
 Installing merges with what is there (other servers and hooks stay), is idempotent (a second run
 writes nothing), backs a file up before its first change (``<file>.infinite-context.bak``), and
@@ -30,7 +32,6 @@ from pathlib import Path
 from typing import Any, Literal
 
 from .errors import InvalidInput
-from .transcript.locate import claude_config_dir
 
 Scope = Literal["project", "local", "user"]
 SERVER_NAME = "infinite-context"
@@ -59,9 +60,16 @@ class WiringStatus:
     command: list[str]
 
 
-def config_json() -> Path:
-    configured = os.environ.get("CLAUDE_CONFIG_DIR")
-    return Path(configured).expanduser() / ".claude.json" if configured else Path.home() / ".claude.json"
+def config_json(claude_config_dir: Path | None) -> Path:
+    """Claude Code's main config file, given ``CLAUDE_CONFIG_DIR`` (None: not set)."""
+    if claude_config_dir is not None:
+        return claude_config_dir.expanduser() / ".claude.json"
+    return Path.home() / ".claude.json"
+
+
+def user_dir(claude_config_dir: Path | None) -> Path:
+    """Claude Code's data folder: ``CLAUDE_CONFIG_DIR`` or ``~/.claude``."""
+    return claude_config_dir.expanduser() if claude_config_dir is not None else Path.home() / ".claude"
 
 
 def our_command() -> list[str]:
@@ -72,9 +80,9 @@ def our_command() -> list[str]:
     return [sys.executable, "-m", "infinite_context.server"]
 
 
-def _settings_file(scope: Scope, project: Path) -> Path:
+def _settings_file(scope: Scope, project: Path, config_dir: Path | None) -> Path:
     if scope == "user":
-        return claude_config_dir() / "settings.json"
+        return user_dir(config_dir) / "settings.json"
     name = "settings.json" if scope == "project" else "settings.local.json"
     return project / ".claude" / name
 
@@ -129,11 +137,19 @@ def _mcp_container(scope: Scope, project: Path, data: dict[str, Any], create: bo
     return servers if isinstance(servers, dict) else None
 
 
-def _mcp_file(scope: Scope, project: Path) -> Path:
-    return project / ".mcp.json" if scope == "project" else config_json()
+def _mcp_file(scope: Scope, project: Path, config_dir: Path | None) -> Path:
+    return project / ".mcp.json" if scope == "project" else config_json(config_dir)
 
 
-def install(project: Path, scope: Scope = "project", uninstall: bool = False) -> InstallReport:
+def install(
+    project: Path,
+    scope: Scope = "project",
+    uninstall: bool = False,
+    *,
+    claude_config_dir: Path | None = None,
+) -> InstallReport:
+    """Add (or remove) our MCP server and hooks; ``claude_config_dir`` is
+    ``Settings.claude_config_dir`` (None: Claude Code's default, ``~/.claude``)."""
     project = project.expanduser().resolve()
     if scope not in ("project", "local", "user"):
         raise InvalidInput("scope", f"{scope!r} is not a scope", fix="use project, local or user")
@@ -142,18 +158,21 @@ def install(project: Path, scope: Scope = "project", uninstall: bool = False) ->
     report = InstallReport(scope=scope)
     command = our_command()
     # Read both files first: a malformed one stops the install before anything is written.
-    mcp_path, settings_path = _mcp_file(scope, project), _settings_file(scope, project)
+    config_dir = claude_config_dir
+    mcp_path = _mcp_file(scope, project, config_dir)
+    settings_path = _settings_file(scope, project, config_dir)
     mcp_data, settings_data = _read_json(mcp_path), _read_json(settings_path)
 
-    if _update_mcp(scope, project, mcp_data, command, uninstall, report):
-        _save(mcp_path, mcp_data, report)
+    if _update_mcp(scope, project, mcp_data, command, uninstall, report, mcp_path):
+        _save(mcp_path, mcp_data, report, keep=mcp_path == config_json(config_dir))
     if _update_hooks(settings_data, command, uninstall, report, settings_path):
         _save(settings_path, settings_data, report)
     return report
 
 
-def _save(path: Path, data: dict[str, Any], report: InstallReport) -> None:
-    if data or path == config_json():
+def _save(path: Path, data: dict[str, Any], report: InstallReport, keep: bool = False) -> None:
+    """Write ``data``; a file left empty is removed unless ``keep`` (Claude Code's own config)."""
+    if data or keep:
         _write_json(path, data, report)
         return
     # Nothing of the user's is left (we created the file): remove it, keeping a backup.
@@ -171,8 +190,8 @@ def _update_mcp(
     command: list[str],
     uninstall: bool,
     report: InstallReport,
+    where: Path,
 ) -> bool:
-    where = _mcp_file(scope, project)
     if uninstall:
         servers = _mcp_container(scope, project, data, create=False)
         if servers is None or SERVER_NAME not in servers:
@@ -249,16 +268,17 @@ def _update_hooks(
     return changed
 
 
-def wiring(project: Path) -> WiringStatus:
-    """Where our MCP server and hooks are configured for ``project`` (for ``doctor``)."""
+def wiring(project: Path, claude_config_dir: Path | None = None) -> WiringStatus:
+    """Where our MCP server and hooks are configured for ``project`` (for ``doctor``);
+    ``claude_config_dir`` as in ``install``."""
     project = project.expanduser().resolve()
     scopes: list[str] = []
     events: dict[str, list[str]] = {event: [] for event in HOOK_EVENTS}
     all_scopes: tuple[Scope, ...] = ("project", "local", "user")
     for scope in all_scopes:
         try:
-            mcp = _read_json(_mcp_file(scope, project))
-            settings = _read_json(_settings_file(scope, project))
+            mcp = _read_json(_mcp_file(scope, project, claude_config_dir))
+            settings = _read_json(_settings_file(scope, project, claude_config_dir))
         except InvalidInput:
             continue
         servers = _mcp_container(scope, project, mcp, create=False)

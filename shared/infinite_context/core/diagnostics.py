@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel
 
 from .errors import InfiniteContextError
+
+if TYPE_CHECKING:
+    from .config import Settings
 
 
 class Check(BaseModel):
@@ -32,7 +35,7 @@ def run_checks(project: str | None = None) -> list[Check]:
         )
     )
     try:
-        settings = load_settings(project_root=Path(project) if project else None)
+        settings = load_settings()
     except InfiniteContextError as exc:
         checks.append(Check(name="settings", status="fail", detail=exc.message, fix=exc.fix))
         return checks
@@ -41,7 +44,7 @@ def run_checks(project: str | None = None) -> list[Check]:
     from .brain import ProjectBrain
 
     try:
-        with ProjectBrain.open(settings=settings) as brain:
+        with ProjectBrain.open(project, settings) as brain:
             checks.append(
                 Check(
                     name="project",
@@ -65,36 +68,53 @@ def run_checks(project: str | None = None) -> list[Check]:
     except InfiniteContextError as exc:
         checks.append(Check(name="store", status="fail", detail=exc.message, fix=exc.fix))
 
-    try:
-        from .merge.chain import build_chain
+    checks.append(merge_check(settings))
+    from .project import locate_project
 
-        chain = build_chain(settings)
-        tiers = [tier.label for tier in chain.tiers]
-        checks.append(
-            Check(
-                name="merge",
-                status="ok",
-                detail=(
-                    f"mode {settings.merge}: {' -> '.join([*tiers, 'offline'])}"
-                    if tiers
-                    else f"mode {settings.merge}: offline merger only (no provider key set)"
-                ),
-                fix=None if tiers else "optional: set GEMINI_API_KEY or ANTHROPIC_API_KEY for LLM merges",
-            )
-        )
-    except InfiniteContextError as exc:
-        checks.append(Check(name="merge", status="fail", detail=exc.message, fix=exc.fix))
-    checks += claude_code_checks(settings.project_root or Path.cwd())
+    try:
+        folder = locate_project(project, settings)
+    except InfiniteContextError:
+        return checks  # the project check above already says why
+    checks += claude_code_checks(folder, settings)
     return checks
 
 
-def claude_code_checks(folder: Path) -> list[Check]:
+def merge_check(settings: Settings) -> Check:
+    """Which merge tiers will run, in order, and which variable's key pays for each."""
+    from .merge_plan import merge_plan
+
+    plan = merge_plan(settings)
+    detail = plan.describe()
+    if plan.problem is not None:
+        return Check(name="merge", status="fail", detail=f"{plan.problem} ({detail})", fix=plan.fix)
+    if any(t.key_ignored for t in plan.tiers):
+        return Check(
+            name="merge",
+            status="warn",
+            detail=detail,
+            fix="to let infinite-context pay with an Anthropic key here, set "
+            "INFINITE_CONTEXT_ANTHROPIC_API_KEY (Claude Code's own ANTHROPIC_API_KEY is never used)",
+        )
+    if not plan.uses_network:
+        return Check(
+            name="merge",
+            status="ok",
+            detail=detail,
+            fix=None
+            if plan.mode == "offline"
+            else "optional: set GEMINI_API_KEY or INFINITE_CONTEXT_ANTHROPIC_API_KEY for LLM merges",
+        )
+    return Check(name="merge", status="ok", detail=detail)
+
+
+def claude_code_checks(folder: Path, settings: Settings) -> list[Check]:
     """Is Claude Code wired to this installation (MCP entry, hooks), and where are its
     transcripts for this folder?"""
     from .claude_code import wiring
     from .transcript.locate import all_transcripts, transcripts_dir
 
-    wired = wiring(folder)
+    wired = wiring(folder, settings.claude_config_dir)
+    config_dir = settings.resolved_claude_config_dir()
     install = "run `infinite-context install claude-code` in the folder you start Claude Code in"
     checks = [
         Check(
@@ -117,14 +137,14 @@ def claude_code_checks(folder: Path) -> list[Check]:
             fix=install if missing else None,
         )
     )
-    found = all_transcripts(folder)
+    found = all_transcripts(folder, config_dir)
     checks.append(
         Check(
             name="claude code transcripts",
             status="ok",
             detail=f"{len(found)} in {found[0].parent}, newest {found[0].name}"
             if found
-            else f"none yet in {transcripts_dir(folder)}",
+            else f"none yet in {transcripts_dir(folder, config_dir)}",
         )
     )
     return checks

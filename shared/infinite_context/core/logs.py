@@ -7,6 +7,8 @@ import sys
 from datetime import UTC, datetime
 
 _RESERVED = set(vars(logging.makeLogRecord({})))
+#: Where the log level is set, in order; ``Settings.log_level`` reads the same names.
+LOG_LEVEL_VARIABLES = ("INFINITE_CONTEXT_LOG_LEVEL", "LOG_LEVEL")
 
 
 class JsonLineFormatter(logging.Formatter):
@@ -29,11 +31,16 @@ class JsonLineFormatter(logging.Formatter):
 
 
 def level_from_env() -> str:
-    """The log level from the environment (the variables Settings reads), without loading
-    Settings: entry points log from their first line, before (or without) any settings."""
+    """The log level from the environment, without loading Settings: entry points log from their
+    first line, before (or without) any settings, and must not pay for pydantic-settings to do so.
+
+    The one environment read outside ``Settings`` (documented in ``config``): it reads exactly
+    ``LOG_LEVEL_VARIABLES``, the names ``Settings.log_level`` reads, and an entry point that loads
+    Settings calls ``setup_logging(settings.log_level)`` again (so ``.env`` takes effect too).
+    """
     import os
 
-    return os.environ.get("INFINITE_CONTEXT_LOG_LEVEL") or os.environ.get("LOG_LEVEL") or "INFO"
+    return next((os.environ[name] for name in LOG_LEVEL_VARIABLES if os.environ.get(name)), "INFO")
 
 
 def setup_logging(level: str = "INFO") -> None:

@@ -1,19 +1,26 @@
-"""Project identity: which brain a folder belongs to.
+"""Project identity: which folder a surface works in, and which brain that folder belongs to.
 
-The nearest ``.claude_session_id`` upward from the working folder wins (so a sub-folder, a
-notebook or a VS Code workspace folder inside a project share its brain); otherwise the git top
-level; otherwise the folder itself. The id file is created there, holding a UUID, on first use.
-Every entry point (CLI, MCP, LSP, hooks, notebook) resolves through ``resolve_project``.
+Two steps, each written once. ``locate_project`` picks the working folder (an explicit folder,
+``PROJECT_ROOT``, ``CLAUDE_PROJECT_DIR``, the client's cwd, the process cwd: see its docstring).
+``resolve_project`` turns it into an identity: the nearest ``.claude_session_id`` upward wins (so
+a sub-folder, a notebook or a VS Code workspace folder inside a project share its brain);
+otherwise the git top level; otherwise the folder itself. The id file is created there, holding a
+UUID, on first use. Every entry point (CLI, MCP, LSP, hooks, notebook) goes through both,
+usually via ``ProjectBrain.open``.
 """
 
 from __future__ import annotations
 
 import os
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .errors import InvalidInput, StorageUnavailable
+
+if TYPE_CHECKING:
+    from .config import Settings
 
 SESSION_FILE = ".claude_session_id"
 
@@ -22,6 +29,9 @@ SESSION_FILE = ".claude_session_id"
 class Project:
     root: Path
     session_id: str
+    #: the folder the identity was resolved from (``locate_project``'s answer): Claude Code keys
+    #: its transcripts on it, which may be a sub-folder of ``root``
+    folder: Path | None = field(default=None, compare=False)
 
     def contains(self, path: Path) -> bool:
         try:
@@ -60,24 +70,67 @@ def find_root(start: Path) -> Path:
     return git_top if git_top is not None else start
 
 
+def locate_project(
+    explicit: Path | str | None, settings: Settings, client_cwd: Path | str | None = None
+) -> Path:
+    """The folder a surface works in; ``resolve_project`` finds its brain from there.
+
+    Precedence, highest first (the only place it is decided):
+
+    1. ``explicit``: the folder the surface was handed: the CLI's ``--project`` (hook commands
+       too), the language server's workspace folder, the notebook's folder or the magic's
+       ``--project``, ``ProjectBrain.open(project_dir)``;
+    2. ``settings.project_root`` (``PROJECT_ROOT`` / ``INFINITE_CONTEXT_PROJECT_ROOT``);
+    3. ``settings.claude_project_dir`` (``CLAUDE_PROJECT_DIR``: the project Claude Code runs its
+       hooks and MCP servers for);
+    4. ``client_cwd``: the working folder the client reported (a hook payload's ``cwd``);
+    5. this process's working folder.
+
+    1 and 2 are the user's own words: a folder that does not exist is an error naming it. 3 and 4
+    come from Claude Code and are passed over when they are not folders, so a hook never fails on
+    them. The answer is absolute but not resolved through symlinks (Claude Code keys transcripts
+    on the path as it sees it). Adapters that put an explicit folder into ``Settings`` (the CLI's
+    ``--project``, the language server's folder) get the same order: explicit Settings values win
+    over the environment there.
+    """
+    chosen: Path | None = None
+    for given, name in ((explicit, "project"), (settings.project_root, "project_root")):
+        if given is not None and str(given).strip():
+            chosen = Path(given).expanduser()
+            if not chosen.exists():
+                raise InvalidInput(
+                    name,
+                    f"folder {chosen} does not exist",
+                    fix="pass an existing folder (--project, PROJECT_ROOT or INFINITE_CONTEXT_PROJECT_ROOT)",
+                )
+            break
+    if chosen is None:
+        for offered in (settings.claude_project_dir, client_cwd):
+            if offered is not None and str(offered).strip() and Path(offered).expanduser().is_dir():
+                chosen = Path(offered).expanduser()
+                break
+    return (chosen or Path(os.getcwd())).absolute()
+
+
 def resolve_project(start: Path | str | None = None, *, create: bool = True) -> Project:
     """Resolve (and on first use create) the project identity for ``start`` (default: cwd).
 
-    ``PROJECT_ROOT`` / ``--project`` reach here as ``start``; callers pass them explicitly.
+    ``start`` is normally ``locate_project``'s answer.
     """
     raw = Path(start) if start is not None else Path(os.getcwd())
     if not raw.expanduser().exists():
         raise InvalidInput(
             "project", f"folder {raw} does not exist", fix="pass an existing folder to --project"
         )
+    folder = raw.expanduser().absolute()
     root = find_root(raw)
     id_file = root / SESSION_FILE
     session_id = _read_session_id(id_file) if id_file.exists() else None
     if session_id is None:
         if not create:
-            return Project(root=root, session_id="")
+            return Project(root=root, session_id="", folder=folder)
         session_id = _publish_session_id(id_file, str(uuid.uuid4()))
-    return Project(root=root, session_id=session_id)
+    return Project(root=root, session_id=session_id, folder=folder)
 
 
 def _publish_session_id(id_file: Path, candidate: str) -> str:

@@ -13,6 +13,8 @@ from ..models import Observation
 from .observe import build_observation, response_text
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from ..config import Settings
 
 
@@ -43,13 +45,19 @@ def observation_from_payload(payload: dict[str, Any], max_tokens: int) -> Observ
     )
 
 
-def record_observation(settings: Settings, payload: dict[str, Any]) -> Observation:
-    """Build the observation and store it under the project's session id."""
-    from ..project import resolve_project
+def record_observation(
+    settings: Settings, payload: dict[str, Any], folder: Path | None = None
+) -> Observation:
+    """Build the observation and store it under the session id of the project ``folder`` belongs
+    to (default: ``locate_project`` with the payload's ``cwd``)."""
+    from ..project import locate_project, resolve_project
     from ..storage import open_store
 
     obs = observation_from_payload(payload, settings.observation_max_tokens)
-    project = resolve_project(settings.project_root)
+    if folder is None:
+        cwd = payload.get("cwd")
+        folder = locate_project(None, settings, cwd if isinstance(cwd, str) else None)
+    project = resolve_project(folder)
     with open_store(settings) as store:
         store.put_observation(project.session_id, obs)
     return obs
