@@ -3,7 +3,10 @@
 * cold start: spawn -> `initialize` result, ours and a bare one-request pygls server, interleaved;
 * custom requests over stdio: p50/p95 of status, resume, checkpoint (offline merge);
 * notification latency: another process checkpoints the folder's brain -> our
-  `infiniteContext/budget` notification with the new version arrives (change feed).
+  `infiniteContext/budget` notification with the new version arrives (change feed);
+* context meter: a reply appended to a 3 MB live Claude Code transcript -> the notification with
+  its figures (the server polls once a second), and in process the cost of one meter refresh
+  (full re-read vs the incremental cursor) and of the budget figures (``status`` vs ``budget``).
 """
 
 from __future__ import annotations
@@ -20,6 +23,8 @@ from typing import Any
 from common import bench_env, median, percentile, table, temp_project
 
 HERE = Path(__file__).resolve().parent
+FIXTURES = HERE.parents[1] / "shared" / "fixtures" / "claude-code"
+BIG = FIXTURES / "spotter" / "4d5611e5-241a-462a-8d15-5122611a9569.jsonl"
 
 
 class Client:
@@ -154,6 +159,104 @@ def requests_and_notifications(calls: int, store_url: str) -> None:
         client.close()
 
 
+def _reply(n: int) -> bytes:
+    usage = {"input_tokens": 1, "cache_read_input_tokens": 100_000 + n, "output_tokens": 5}
+    message = {"id": f"msg_bench_{n}", "model": "claude-opus-4-6", "content": [], "usage": usage}
+    line = {"type": "assistant", "uuid": f"bench-{n}", "isSidechain": False, "message": message}
+    return json.dumps(line).encode() + b"\n"
+
+
+def live_transcript(appends: int, store_url: str) -> None:
+    """A reply appended to the folder's live transcript -> the budget notification with its figures."""
+    import shutil
+    import tempfile
+
+    from infinite_context.core.transcript.locate import project_slug
+
+    project = temp_project()
+    config = Path(tempfile.mkdtemp(prefix="ic-bench-claude-"))
+    live = config / "projects" / project_slug(project.resolve()) / "session.jsonl"
+    live.parent.mkdir(parents=True)
+    shutil.copy(BIG, live)
+    env = bench_env(store_url) | {"CLAUDE_CONFIG_DIR": str(config)}
+    client = Client([sys.executable, "-m", "infinite_context.server", "lsp"], env, project)
+    latencies = []
+    try:
+        client.request("initialize", _init_params(project, store_url))
+        client.send({"jsonrpc": "2.0", "method": "initialized", "params": {}})
+        client.wait_notification("infiniteContext/budget", lambda p: p.get("contextTokens"), timeout=60)
+        for n in range(appends):
+            with open(live, "ab") as handle:
+                handle.write(_reply(n))
+            started = time.perf_counter()
+            expected = 100_001 + n
+            client.wait_notification(
+                "infiniteContext/budget", lambda p, e=expected: p.get("contextTokens") == e
+            )
+            latencies.append((time.perf_counter() - started) * 1000)
+    finally:
+        client.close()
+    table(
+        f"Budget notification after a reply is appended to a {BIG.stat().st_size / 1e6:.1f} MB live "
+        f"transcript ({appends} appends, ms; the server polls every 1,000 ms)",
+        ["", "p50", "p95", "max"],
+        [("append -> notification", percentile(latencies, 50), percentile(latencies, 95), max(latencies))],
+    )
+
+
+def in_process_costs(runs: int, store_url: str) -> None:
+    """What the server does per change, timed in process: the meter refresh and the budget figures."""
+    import shutil
+    import tempfile
+
+    from infinite_context.core.brain import ProjectBrain
+    from infinite_context.core.config import load_settings
+    from infinite_context.core.transcript import meter
+
+    live = Path(tempfile.mkdtemp(prefix="ic-bench-live-")) / "session.jsonl"
+    shutil.copy(BIG, live)
+    full, incremental = [], []
+    running = meter.IncrementalMeter(live)
+    running.update()
+    for n in range(runs):
+        with open(live, "ab") as handle:
+            handle.write(_reply(n))
+        started = time.perf_counter()
+        meter.measure(live)
+        full.append((time.perf_counter() - started) * 1000)
+        started = time.perf_counter()
+        running.update()
+        incremental.append((time.perf_counter() - started) * 1000)
+    rows: list[tuple[object, ...]] = [
+        ("meter: full re-read (measure)", percentile(full, 50), percentile(full, 95)),
+        ("meter: incremental (IncrementalMeter)", percentile(incremental, 50), percentile(incremental, 95)),
+    ]
+
+    project = temp_project()
+    for n in range(40):  # a brain with a full history and active files, as after a day of work
+        (project / "src" / f"mod{n}.py").write_text("# bench\n")
+    settings = load_settings(store_url=store_url, project_root=project)
+    with ProjectBrain.open(settings=settings) as brain:
+        for n in range(8):
+            files = " ".join(f"src/mod{k}.py" for k in range(n * 5, n * 5 + 5))
+            brain.checkpoint(f"Current task: step {n}. Edited {files}. Decided: keep step {n}.")
+        for name, call in (("status", brain.status), ("budget", brain.budget)):
+            samples = []
+            for _ in range(runs):
+                started = time.perf_counter()
+                call()
+                samples.append((time.perf_counter() - started) * 1000)
+            rows.append((f"brain.{name}()", percentile(samples, 50), percentile(samples, 95)))
+    table(
+        f"Per-change work in process ({runs} runs, ms; a {BIG.stat().st_size / 1e6:.1f} MB transcript, "
+        "a brain with 8 versions and 40 active files)",
+        ["", "p50", "p95"],
+        rows,
+    )
+
+
 def run(quick: bool, store_url: str) -> None:
     cold_start(5 if quick else 15, store_url)
     requests_and_notifications(30 if quick else 200, store_url)
+    live_transcript(5 if quick else 20, store_url)
+    in_process_costs(10 if quick else 50, store_url)

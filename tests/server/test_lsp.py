@@ -1,12 +1,18 @@
 """The language server over stdio with pytest-lsp: every custom request, the budget notification
-(including one caused by another process's write), bad params, two workspace folders."""
+(including one caused by another process's write, and one from the live transcript while the store
+is frozen), bad params, two workspace folders."""
 
 from __future__ import annotations
 
 import asyncio
+import json
+import os
+import shutil
+import signal
 import subprocess
 import time
 from collections.abc import AsyncIterator
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +22,10 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 from pytest_lsp import ClientServerConfig, LanguageClient
 
-from ..conftest import PYTHON, cli_env
+from infinite_context.core.transcript.locate import project_slug
+
+from ..conftest import FIXTURES, PYTHON, cli_env
+from ..redis_servers import RedisServer, free_port
 
 SERVER = [PYTHON, "-m", "infinite_context.server", "lsp", "--stdio"]
 
@@ -88,6 +97,8 @@ async def test_requests_notifications_and_two_folders(lsp: Session, store_url: s
 
     done = await lsp.request("checkpoint", {"folderUri": a, "context": "Current task: login in src/app.py"})
     assert _plain(done)["version"] == 1
+    reports = [[type(r).__name__ for r in rs] for rs in lsp.client.progress_reports.values()]
+    assert ["WorkDoneProgressBegin", "WorkDoneProgressEnd"] in reports  # $/progress around the merge
     await lsp.budget_where(lambda p: p["folderUri"] == a and p["version"] == 1)
     await lsp.request(
         "checkpoint", {"folderUri": a, "context": "Done: login. Current task: logout", "tokenCount": 900}
@@ -96,6 +107,17 @@ async def test_requests_notifications_and_two_folders(lsp: Session, store_url: s
     assert "logout" in resumed["markdown"] and resumed["state"]["meta"]["version"] == 2
     status = _plain(await lsp.request("status", {"folderUri": a}))
     assert status["version"] == 2 and status["memory"]["budget"] == 50_000
+    pushed = await lsp.budget_where(lambda p: p["folderUri"] == a and p["version"] == 2)
+    assert pushed["currentTask"] == status["current_task"] and "logout" in pushed["currentTask"]
+    assert pushed["mergedBy"] == status["merged_by"] and pushed["lockHolder"] == status["lock_holder"]
+    assert datetime.fromisoformat(pushed["lastCheckpoint"]) == datetime.fromisoformat(
+        status["last_checkpoint"].replace("Z", "+00:00")
+    )
+    assert (pushed["memoryTokens"], pushed["memoryBudget"]) == (
+        status["memory"]["used"],
+        status["memory"]["budget"],
+    )
+    assert pushed["store"] == status["store"] and pushed["refining"] is None
     assert _plain(await lsp.request("status", {"folderUri": b}))["version"] == 0  # its own session
     history = _plain(await lsp.request("history", {"folderUri": a, "limit": 5}))
     assert [h["version"] for h in history["items"]] == [2, 1]
@@ -179,16 +201,8 @@ async def test_workspace_folders_come_and_go(lsp: Session, tmp_path: Path) -> No
         await lsp.request("status", {"folderUri": lsp.folders[1].as_uri()})  # type: ignore[attr-defined]
 
 
-async def test_the_live_transcript_feeds_the_context_meter(
-    tmp_path: Path, store_url: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    import json
-    import shutil
-
-    from infinite_context.core.transcript.locate import project_slug
-
-    from ..conftest import FIXTURES
-
+def _live_transcript(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
+    """A folder whose Claude Code session is live: a real transcript where Claude Code keeps it."""
     folder = tmp_path / "delta"
     folder.mkdir()
     config = tmp_path / "claude-config"
@@ -196,33 +210,90 @@ async def test_the_live_transcript_feeds_the_context_meter(
     live.parent.mkdir(parents=True)
     shutil.copy(FIXTURES / "spotter" / "tool_heavy.jsonl", live)
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(config))
+    return folder, live
+
+
+def _append_reply(live: Path, cache_read: int) -> int:
+    """Append an assistant reply as Claude Code writes it; the context it reports."""
+    reply = {
+        "type": "assistant",
+        "uuid": f"new-{cache_read}",
+        "isSidechain": False,
+        "message": {
+            "id": f"msg_new_{cache_read}",
+            "model": "claude-opus-4-6",
+            "content": [{"type": "text", "text": "done"}],
+            "usage": {"input_tokens": 5, "cache_read_input_tokens": cache_read, "output_tokens": 9},
+        },
+    }
+    with open(live, "a") as handle:
+        handle.write(json.dumps(reply) + "\n")
+    return cache_read + 5
+
+
+async def _start(folder: Path, store_url: str) -> Session:
     client = await ClientServerConfig(server_command=SERVER).start()
     budgets: list[dict[str, Any]] = []
     client.feature("infiniteContext/budget")(lambda params: budgets.append(_plain(params)))
     await client.initialize_session(
         types.InitializeParams(
             capabilities=types.ClientCapabilities(),
-            workspace_folders=[types.WorkspaceFolder(uri=folder.as_uri(), name="delta")],
+            workspace_folders=[types.WorkspaceFolder(uri=folder.as_uri(), name=folder.name)],
             initialization_options={"storeUrl": store_url},
         )
     )
+    return Session(client, budgets)
+
+
+async def test_the_live_transcript_feeds_the_context_meter(
+    tmp_path: Path, store_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder, live = _live_transcript(tmp_path, monkeypatch)
+    lsp = await _start(folder, store_url)
     try:
-        lsp = Session(client, budgets)
         first = await lsp.budget_where(lambda p: (p["contextTokens"] or 0) > 0)
         assert first["contextWindow"] == 200_000
-        reply = {
-            "type": "assistant",
-            "uuid": "new",
-            "isSidechain": False,
-            "message": {
-                "id": "msg_new",
-                "model": "claude-opus-4-6",
-                "content": [{"type": "text", "text": "done"}],
-                "usage": {"input_tokens": 5, "cache_read_input_tokens": 123_456, "output_tokens": 9},
-            },
-        }
-        with open(live, "a") as handle:
-            handle.write(json.dumps(reply) + "\n")
-        await lsp.budget_where(lambda p: p["contextTokens"] == 123_461, timeout=5)
+        expected = _append_reply(live, 123_456)
+        await lsp.budget_where(lambda p: p["contextTokens"] == expected, timeout=5)
+        # the meter reads only what was appended, across many changes, and agrees with a full read
+        from infinite_context.core.transcript.meter import measure
+
+        for n in range(3):
+            expected = _append_reply(live, 130_000 + n)
+            await lsp.budget_where(lambda p, e=expected: p["contextTokens"] == e, timeout=5)
+        assert measure(live).context_tokens == expected
     finally:
-        await client.shutdown_session()
+        await lsp.client.shutdown_session()
+
+
+async def test_a_frozen_store_does_not_stall_the_server(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Redis frozen (SIGSTOP) while the transcript grows: the budget read waits in a worker thread,
+    the server keeps answering at once, and the notification arrives when the store is back."""
+    redis = RedisServer(free_port(), tmp_path / "redis", ["--appendonly", "no"])
+    redis.start()
+    assert redis.proc is not None
+    pid = redis.proc.pid
+    folder, live = _live_transcript(tmp_path, monkeypatch)
+    lsp = await _start(folder, redis.url)
+    try:
+        await lsp.budget_where(lambda p: (p["contextTokens"] or 0) > 0, timeout=10)
+        os.kill(pid, signal.SIGSTOP)
+        # thawed well within the client's 3 s socket timeout: the waiting read then completes
+        thaw = asyncio.get_running_loop().call_later(2.5, os.kill, pid, signal.SIGCONT)
+        try:
+            expected = _append_reply(live, 150_000)
+            await asyncio.sleep(1.5)  # the watcher (1 s poll) has read it; the budget read is waiting
+            started = time.monotonic()
+            with pytest.raises(JsonRpcException):  # answered without the store
+                await lsp.request("status", {"folderUri": "file:///nowhere"})
+            answered = time.monotonic() - started
+        finally:
+            thaw.cancel()
+            os.kill(pid, signal.SIGCONT)
+        assert answered < 0.5, f"the server stalled {answered:.2f}s behind the frozen store"
+        await lsp.budget_where(lambda p: p["contextTokens"] == expected, timeout=5)
+    finally:
+        await lsp.client.shutdown_session()
+        redis.stop()

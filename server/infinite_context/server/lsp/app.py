@@ -1,10 +1,14 @@
 """The language server: custom ``infiniteContext/*`` requests, each one ProjectBrain call, and the
 ``infiniteContext/budget`` notification pushed at start and on every change.
 
-Blocking work (merges, store reads) runs in pygls's thread pool (``@server.thread()``), so a long
-merge never blocks other requests; it reports ``$/progress`` when the client supports it. Core
-errors become JSON-RPC errors in ``_mapped`` only: invalid params (-32602) or the server range
-(-32000..-32099) with the message and the fix.
+The event loop only reads and writes messages: every store, brain or transcript call runs in
+``asyncio.to_thread`` (not pygls's ``@server.thread()`` pool, which also runs the stdin reader: a
+few requests stuck on a slow store would stop the server reading, even a cancel). So a long merge
+or a slow store never stalls other requests or notifications; a checkpoint reports ``$/progress``
+when the client supports it. The budget notification reads ``ProjectBrain.budget()`` (no history,
+no file checks), one read per folder at a time, bursts of changes coalesced. Core errors become
+JSON-RPC errors in ``_mapped`` only: invalid params (-32602) or the server range (-32000..-32099)
+with the message and the fix.
 """
 
 from __future__ import annotations
@@ -94,33 +98,48 @@ class InfiniteContextServer(LanguageServer):
         self.watcher: asyncio.Task[None] | None = None
 
     def push_budget(self, session: FolderSession) -> None:
-        try:
-            payload = session.budget()
-        except InfiniteContextError as exc:
-            log.warning("budget not available: %s", exc.message, extra={"folder": session.uri})
+        """Send the folder's budget notification soon; callable from any thread. The figures are
+        read off the event loop; changes that arrive meanwhile cost one more read, not one each."""
+        loop = self._loop
+        if loop is None:
             return
-        self.protocol.notify(BUDGET, payload)
+        try:
+            on_loop = asyncio.get_running_loop() is loop
+        except RuntimeError:
+            on_loop = False
+        if on_loop:
+            self._schedule_budget(session)
+        else:
+            loop.call_soon_threadsafe(self._schedule_budget, session)
+
+    def _schedule_budget(self, session: FolderSession) -> None:
+        if session.pushing is not None:
+            session.push_again = True
+        else:
+            session.pushing = asyncio.ensure_future(self._send_budget(session))
+
+    async def _send_budget(self, session: FolderSession) -> None:
+        try:
+            while not session.closed:
+                session.push_again = False
+                try:
+                    payload = await asyncio.to_thread(session.budget)
+                except InfiniteContextError as exc:
+                    log.warning("budget not available: %s", exc.message, extra={"folder": session.uri})
+                except Exception:  # a folder closing under the read: the notification is a nicety
+                    if not session.closed:
+                        log.exception("budget failed", extra={"folder": session.uri})
+                else:
+                    if not session.closed:
+                        self.protocol.notify(BUDGET, payload)
+                if not session.push_again:
+                    break
+        finally:
+            session.pushing = None
 
     def _changed(self, session: FolderSession) -> None:
-        # Called from the store's change-feed thread: hand over to the event loop.
-        if self._loop is not None:
-            self._loop.call_soon_threadsafe(self.push_budget, session)
-
-    def refresh_meter(self, session: FolderSession) -> bool:
-        """Re-measure the folder's live Claude Code transcript if it changed; True if it did."""
-        from infinite_context.core.transcript.locate import live_transcript
-        from infinite_context.core.transcript.meter import measure
-
-        path = live_transcript(session.root)
-        if path is None:
-            return False
-        mtime = path.stat().st_mtime
-        if path == session.transcript and mtime == session.transcript_mtime:
-            return False
-        meter = measure(path, session.brain.settings.context_window)
-        session.transcript, session.transcript_mtime = path, mtime
-        session.meter = {"contextTokens": meter.context_tokens, "contextWindow": meter.context_window}
-        return True
+        # Called from the store's change-feed thread.
+        self.push_budget(session)
 
 
 def build_server() -> InfiniteContextServer:
@@ -152,7 +171,7 @@ def build_server() -> InfiniteContextServer:
         for uri in folders:
             session = await asyncio.to_thread(open_folder, uri)
             if session is not None:
-                await asyncio.to_thread(ls.refresh_meter, session)
+                await asyncio.to_thread(_refresh_meter, session)
                 ls.push_budget(session)
         ls.ready.set()
         ls.watcher = asyncio.create_task(_watch_transcripts(ls))
@@ -180,36 +199,44 @@ def build_server() -> InfiniteContextServer:
         for session in ls.sessions.all():
             ls.push_budget(session)
 
-    def request(method: str) -> Callable[[Callable[[FolderSession, dict[str, Any]], Any]], Any]:
-        """Register a custom request: resolve the folder, run in the thread pool, map errors."""
+    def request(
+        method: str, progress: tuple[str, str] | None = None
+    ) -> Callable[[Callable[[FolderSession, dict[str, Any]], Any]], Any]:
+        """Register a custom request: resolve the folder and run the handler in a worker thread
+        (inside ``$/progress`` if given: title, message with ``{folder}``), core errors mapped."""
 
         def register(handler: Callable[[FolderSession, dict[str, Any]], Any]) -> Any:
-            @server.thread()
             @server.feature(method)
-            def run(ls: InfiniteContextServer, raw: Any) -> Any:
-                def call() -> Any:
-                    ls.ready.wait(READY_TIMEOUT)
-                    params = _params(raw)
-                    session = ls.sessions.get(params.get("folderUri"))
-                    return handler(session, params)
+            async def run(ls: InfiniteContextServer, raw: Any) -> Any:
+                if not ls.ready.is_set():
+                    await asyncio.to_thread(ls.ready.wait, READY_TIMEOUT)
 
-                return _mapped(call)
+                def resolve() -> tuple[FolderSession, dict[str, Any]]:
+                    params = _params(raw)
+                    return ls.sessions.get(params.get("folderUri")), params
+
+                # Sessions.get may wait for a folder being opened (a store connecting): a thread too.
+                if progress is None:
+                    return await asyncio.to_thread(_mapped, lambda: handler(*resolve()))
+                session, params = await asyncio.to_thread(_mapped, resolve)
+                title, message = progress
+                token = await _begin_progress(ls, title, message.format(folder=session.root.name))
+                try:
+                    return await asyncio.to_thread(_mapped, lambda: handler(session, params))
+                finally:
+                    _end_progress(ls, token)
 
             return run
 
         return register
 
-    @request("infiniteContext/checkpoint")
+    @request("infiniteContext/checkpoint", progress=("Checkpoint", "merging into {folder}"))
     def checkpoint(session: FolderSession, params: dict[str, Any]) -> Any:
         context = params.get("context")
         if not isinstance(context, str):
             raise InvalidInput("context", "must be a string", fix="pass the text to merge")
         tokens = _int_param(params, "tokenCount")
-        token = _begin_progress(server, "Checkpoint", f"merging into {session.root.name}")
-        try:
-            result = session.brain.checkpoint(context, tokens, wait=False)
-        finally:
-            _end_progress(server, token)
+        result = session.brain.checkpoint(context, tokens, wait=False)
         server.push_budget(session)
         return result.model_dump(mode="json")
 
@@ -255,19 +282,21 @@ def build_server() -> InfiniteContextServer:
         return report.__dict__
 
     @server.feature(types.SHUTDOWN)
-    def shutdown(ls: InfiniteContextServer, _params: Any) -> None:
-        ls.sessions.close_all()
+    async def shutdown(ls: InfiniteContextServer, _params: Any) -> None:
+        if ls.watcher is not None:
+            ls.watcher.cancel()
+        await asyncio.to_thread(ls.sessions.close_all)
 
     return server
 
 
-def _begin_progress(server: InfiniteContextServer, title: str, message: str) -> str | None:
+async def _begin_progress(server: InfiniteContextServer, title: str, message: str) -> str | None:
     caps = server.client_capabilities.window
     if caps is None or not caps.work_done_progress:
         return None
     token = f"infinite-context-{uuid.uuid4().hex[:8]}"
     try:
-        server.work_done_progress.create(token).result(timeout=5)
+        await asyncio.wait_for(server.work_done_progress.create_async(token), timeout=5)
         server.work_done_progress.begin(token, types.WorkDoneProgressBegin(title=title, message=message))
     except Exception:  # progress is a nicety: the merge goes on without it
         return None
@@ -279,17 +308,20 @@ def _end_progress(server: InfiniteContextServer, token: str | None) -> None:
         server.work_done_progress.end(token, types.WorkDoneProgressEnd(message="done"))
 
 
+def _refresh_meter(session: FolderSession) -> bool:
+    try:
+        return session.refresh_meter()
+    except (OSError, InfiniteContextError) as exc:  # the transcript went away, a bad setting
+        log.debug("meter: %s", exc)
+        return False
+
+
 async def _watch_transcripts(server: InfiniteContextServer) -> None:
-    """Poll each folder's live Claude Code transcript (a stat a second); re-measure on change."""
+    """Poll each folder's live Claude Code transcript (a stat a second); read what it gained."""
     while True:
         await asyncio.sleep(METER_POLL_SECONDS)
         for session in server.sessions.all():
-            try:
-                changed = await asyncio.to_thread(server.refresh_meter, session)
-            except (OSError, InfiniteContextError) as exc:
-                log.debug("meter: %s", exc)
-                continue
-            if changed:
+            if await asyncio.to_thread(_refresh_meter, session):
                 server.push_budget(session)
 
 

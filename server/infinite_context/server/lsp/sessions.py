@@ -13,8 +13,11 @@ from typing import TYPE_CHECKING, Any
 from infinite_context.core.errors import InvalidInput
 
 if TYPE_CHECKING:  # imported on first use: `initialize` must answer fast
+    import asyncio
+
     from infinite_context.core.brain import ProjectBrain
     from infinite_context.core.config import Settings
+    from infinite_context.core.transcript.meter import IncrementalMeter
 
 log = logging.getLogger(__name__)
 
@@ -46,27 +49,51 @@ class FolderSession:
     root: Path
     brain: ProjectBrain
     subscription: Any = None
-    transcript: Path | None = None
-    transcript_mtime: float = 0.0
+    #: the live Claude Code transcript's meter (a byte cursor: each change reads only new lines)
+    live_meter: IncrementalMeter | None = None
     meter: dict[str, Any] = field(default_factory=dict)
+    #: the budget notification being computed, and whether another change came in meanwhile
+    pushing: asyncio.Task[None] | None = None
+    push_again: bool = False
+    closed: bool = False
 
     def budget(self) -> dict[str, Any]:
-        """The payload of the ``infiniteContext/budget`` notification."""
-        status = self.brain.status()
-        memory = status.memory
+        """The payload of the ``infiniteContext/budget`` notification: ``ProjectBrain.budget``
+        (current version, memory usage, locks; no history, no file checks) plus the meter."""
+        report = self.brain.budget()
+        memory = report.memory
         return {
             "folderUri": self.uri,
             "contextTokens": self.meter.get("contextTokens"),
             "contextWindow": self.meter.get("contextWindow"),
             "memoryTokens": memory.used if memory else None,
             "memoryBudget": memory.budget if memory else None,
-            "version": status.version,
-            "lastCheckpoint": status.last_checkpoint.isoformat() if status.last_checkpoint else None,
-            "mergedBy": status.merged_by,
-            "refining": status.refining,
-            "store": status.store,
-            "currentTask": status.current_task,
+            "version": report.version,
+            "lastCheckpoint": report.last_checkpoint.isoformat() if report.last_checkpoint else None,
+            "mergedBy": report.merged_by,
+            "refining": report.refining,
+            "lockHolder": report.lock_holder,
+            "store": report.store,
+            "currentTask": report.current_task,
         }
+
+    def refresh_meter(self) -> bool:
+        """Read what the folder's live Claude Code transcript gained; True if the figures changed."""
+        from infinite_context.core.transcript.locate import live_transcript
+        from infinite_context.core.transcript.meter import IncrementalMeter
+
+        path = live_transcript(self.root)
+        if path is None:
+            return False
+        if self.live_meter is None or self.live_meter.path != path:  # a new Claude Code session
+            self.live_meter = IncrementalMeter(path, self.brain.settings.context_window)
+        if not self.live_meter.update():
+            return False
+        meter = self.live_meter.meter()
+        figures = {"contextTokens": meter.context_tokens, "contextWindow": meter.context_window}
+        changed = figures != self.meter
+        self.meter = figures
+        return changed
 
 
 class Sessions:
@@ -74,12 +101,15 @@ class Sessions:
 
     def __init__(self, on_change: Callable[[FolderSession], None]) -> None:
         self._by_uri: dict[str, FolderSession] = {}
+        #: the open folders as of the last change, read without the lock (the event loop reads it
+        #: and must never wait behind a folder whose store is still connecting)
+        self._open: tuple[FolderSession, ...] = ()
         self._lock = threading.RLock()
         self.options: dict[str, Any] = {}
         self._on_change = on_change
 
     def open(self, uri: str, path: Path) -> FolderSession:
-        with self._lock:
+        with self._lock:  # held while the store connects: a request for this folder waits for it
             if uri in self._by_uri:
                 return self._by_uri[uri]
             from infinite_context.core.brain import ProjectBrain
@@ -91,13 +121,16 @@ class Sessions:
                 lambda _change: self._on_change(session), brain.session_id
             )
             self._by_uri[uri] = session
+            self._open = tuple(self._by_uri.values())
             log.info("session opened", extra={"folder": str(path), "session": brain.session_id})
             return session
 
     def close(self, uri: str) -> None:
         with self._lock:
             session = self._by_uri.pop(uri, None)
+            self._open = tuple(self._by_uri.values())
         if session is not None:
+            session.closed = True
             if session.subscription is not None:
                 session.subscription.close()
             session.brain.close()
@@ -107,8 +140,7 @@ class Sessions:
             self.close(uri)
 
     def all(self) -> list[FolderSession]:
-        with self._lock:
-            return list(self._by_uri.values())
+        return list(self._open)
 
     def get(self, folder_uri: Any) -> FolderSession:
         with self._lock:

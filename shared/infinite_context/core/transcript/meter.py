@@ -10,12 +10,21 @@ usage deltas in the fixtures (``benchmarks/transcript_bench.py`` prints the cali
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..tokens import fast_count
-from .reader import AssistantEntry, Entry, SystemEntry, TranscriptReader, UserEntry
+from .reader import (
+    AssistantEntry,
+    Entry,
+    ReadStats,
+    SystemEntry,
+    TranscriptReader,
+    UserEntry,
+    merged_entries,
+)
 
 DEFAULT_WINDOW = 200_000
 EXTENDED_WINDOW = 1_000_000
@@ -61,66 +70,134 @@ def measure(path: Path | str, window_override: int | None = None) -> ContextMete
 
 def measure_entries(entries: Iterable[Entry], label: str, window_override: int | None = None) -> ContextMeter:
     """The meter over entries already being read (``transcript stats`` parses the file once)."""
-    names: dict[str, str] = {}
-    recent_replies: list[AssistantEntry] = []
-    current: int | None = None
-    since_reply = 0  # tokens added after the last reply (its output, new tool results, prompts)
-    model = ""
-    peak = 0
-    categories: dict[str, int] = {}
-    compactions: list[Compaction] = []
-
-    def add(category: str, tokens: int) -> None:
-        categories[category] = categories.get(category, 0) + int(tokens * CALIBRATION)
-
-    def tool_name(tool_use_id: str) -> str:
-        # A reply's later tool_use lines are folded into an entry already seen; look there.
-        if tool_use_id not in names:
-            for reply in reversed(recent_replies):
-                for use in reply.tool_uses:
-                    names.setdefault(use.id, use.name)
-        return names.get(tool_use_id, "unknown")
-
+    figures = RunningFigures()
     for entry in entries:
+        figures.add(entry)
+    return figures.meter(label, window_override)
+
+
+class RunningFigures:
+    """The meter's figures so far, one entry at a time: a full read and the incremental meter
+    feed the same code, so they agree by construction."""
+
+    def __init__(self) -> None:
+        self.names: dict[str, str] = {}
+        self.recent_replies: list[AssistantEntry] = []
+        self.current: int | None = None
+        self.since_reply = 0  # tokens added after the last reply (its output, new tool results, prompts)
+        self.model = ""
+        self.peak = 0
+        self.categories: dict[str, int] = {}
+        self.compactions: list[Compaction] = []
+
+    def _count(self, category: str, tokens: int) -> None:
+        self.categories[category] = self.categories.get(category, 0) + int(tokens * CALIBRATION)
+
+    def _tool_name(self, tool_use_id: str) -> str:
+        # A reply's later tool_use lines are folded into an entry already seen; look there.
+        if tool_use_id not in self.names:
+            for reply in reversed(self.recent_replies):
+                for use in reply.tool_uses:
+                    self.names.setdefault(use.id, use.name)
+        return self.names.get(tool_use_id, "unknown")
+
+    def add(self, entry: Entry) -> None:
         if isinstance(entry, SystemEntry) and entry.subtype == "compact_boundary":
-            at_boundary = current + since_reply if current is not None else None
-            compactions.append(
+            at_boundary = self.current + self.since_reply if self.current is not None else None
+            self.compactions.append(
                 Compaction(entry.line, entry.compact_trigger, entry.compact_pre_tokens, at_boundary)
             )
-            current = None
-            since_reply = 0
-            categories = {}
-            continue
+            self.current = None
+            self.since_reply = 0
+            self.categories = {}
+            return
         if isinstance(entry, AssistantEntry):
             if entry.is_sidechain:
-                continue
-            recent_replies.append(entry)
-            del recent_replies[:-64]
+                return
+            self.recent_replies.append(entry)
+            del self.recent_replies[:-64]
             for use in entry.tool_uses:
-                names[use.id] = use.name
-                add("tool calls", fast_count(json.dumps(use.input)))
+                self.names[use.id] = use.name
+                self._count("tool calls", fast_count(json.dumps(use.input)))
             if entry.usage.context_tokens:
-                current = entry.usage.context_tokens
-                since_reply = entry.usage.output_tokens
-                peak = max(peak, current)
-                model = entry.model or model
+                self.current = entry.usage.context_tokens
+                self.since_reply = entry.usage.output_tokens
+                self.peak = max(self.peak, self.current)
+                self.model = entry.model or self.model
             for text in entry.texts:
-                add("text", fast_count(text))
+                self._count("text", fast_count(text))
             for thought in entry.thinking:
-                add("thinking", fast_count(thought))
+                self._count("thinking", fast_count(thought))
         elif isinstance(entry, UserEntry) and not entry.is_sidechain:
             for result in entry.tool_results:
                 tokens = fast_count(result.text())
-                since_reply += tokens
-                add(f"tool:{tool_name(result.tool_use_id)}", tokens)
+                self.since_reply += tokens
+                self._count(f"tool:{self._tool_name(result.tool_use_id)}", tokens)
             for text in entry.texts:
-                since_reply += fast_count(text)
-                add("compact summary" if entry.is_compact_summary else "text", fast_count(text))
-    return ContextMeter(
-        transcript=label,
-        context_tokens=current,
-        context_window=window_for(model, peak, window_override),
-        model=model,
-        by_category=dict(sorted(categories.items(), key=lambda kv: -kv[1])),
-        compactions=compactions,
-    )
+                self.since_reply += fast_count(text)
+                self._count("compact summary" if entry.is_compact_summary else "text", fast_count(text))
+
+    def meter(self, label: str, window_override: int | None = None) -> ContextMeter:
+        return ContextMeter(
+            transcript=label,
+            context_tokens=self.current,
+            context_window=window_for(self.model, self.peak, window_override),
+            model=self.model,
+            by_category=dict(sorted(self.categories.items(), key=lambda kv: -kv[1])),
+            compactions=list(self.compactions),
+        )
+
+
+class IncrementalMeter:
+    """A live transcript's meter that reads only the bytes appended since the last ``update``.
+
+    Claude Code appends to its transcripts, so a byte cursor (just past the last complete line)
+    plus the running figures give the same meter as a full read. The cursor starts over when the
+    file is another one (device/inode), shrank, or no longer has a line end just before the
+    cursor (rewritten in place). A last line without its newline is left for the next update:
+    Claude Code may still be writing it.
+    """
+
+    def __init__(self, path: Path | str, window_override: int | None = None) -> None:
+        self.path = Path(path)
+        self.window_override = window_override
+        self._restart(None)
+
+    def _restart(self, identity: tuple[int, int] | None) -> None:
+        self.identity = identity
+        self.cursor = 0  # byte offset just past the last complete line read
+        self.stats = ReadStats()  # lines read so far: entry line numbers continue from there
+        self.figures = RunningFigures()
+        self._replies: dict[str, AssistantEntry] = {}  # replies whose split lines may still come
+
+    def _same_file(self, identity: tuple[int, int], size: int) -> bool:
+        if identity != self.identity or size < self.cursor:
+            return False
+        if self.cursor in (0, size):  # nothing new to read: no need to look
+            return True
+        with open(self.path, "rb") as handle:
+            handle.seek(self.cursor - 1)
+            return handle.read(1) == b"\n"
+
+    def update(self) -> bool:
+        """Read what was appended; True if any line was read (or the file started over)."""
+        info = os.stat(self.path)
+        identity = (info.st_dev, info.st_ino)
+        restarted = not self._same_file(identity, info.st_size)
+        if restarted:
+            self._restart(identity)
+        if info.st_size == self.cursor:
+            return restarted
+        reader = TranscriptReader(self.path, start=self.cursor, complete_lines_only=True)
+        before = self.stats.lines
+        rows = ((before + number, obj) for number, _raw, obj in reader.raw_lines())
+        for entry in merged_entries(rows, self.stats, self._replies):
+            self.figures.add(entry)
+        self.stats.lines += reader.stats.lines
+        self.stats.malformed += reader.stats.malformed
+        read = reader.end > self.cursor
+        self.cursor = reader.end
+        return restarted or read
+
+    def meter(self) -> ContextMeter:
+        return self.figures.meter(str(self.path), self.window_override)
