@@ -1,9 +1,10 @@
 """Merge-quality harness (issue: LLM merge): replay checkpoints cut from the real transcripts.
 
-One checkpoint per 20 tool uses; its context is the digest of that window (the user's requests,
-the assistant's conclusions, files edited, commands, errors: ``transcript/digest.py``, the same
-text the SessionEnd / PreCompact hooks send). Files the transcript edited are created (empty) in a
-temp project so the merger's "file exists inside the project" rule sees what the real one saw.
+One checkpoint per 20 tool uses; its input is the facts of that window (``transcript/digest.py``,
+what the SessionEnd / PreCompact hooks send: requests, task list, tracker commands, files edited,
+commands and failures, commits). Files the transcript edited are created (empty) in a temp project,
+so the LLM tiers' "named files must exist unless the facts name them" check sees what the real
+one saw.
 After each merge:
   (a) share of the files edited in that window present in the state (goal offline >= 90%),
   (b) the latest user request reflected in current_task,
@@ -67,24 +68,24 @@ def replay(path: Path, tier: str) -> tuple[int, int, int, int, int, int, int]:
     checkpoints = files_total = files_kept = asked = reflected = under_cap = 0
     worst = 0
     with ProjectBrain.open(settings=settings) as brain:
-        for window, edited in windows(path, every=20):
-            if window.empty:
+        for facts in windows(path, every=20, roots=[project]):
+            if facts.is_empty():
                 continue
-            local = [f for f in edited if not Path(f).is_absolute() and ".." not in Path(f).parts]
+            local = [f for f in facts.files_edited if not Path(f).is_absolute() and ".." not in Path(f).parts]
             for rel in local:
                 target = project / rel
                 target.parent.mkdir(parents=True, exist_ok=True)
                 target.touch()
-            brain.checkpoint(window.context_text())
+            brain.checkpoint(facts=facts, wait=True)
             state = brain.resume().state
             assert state is not None
             checkpoints += 1
             present = files_in_state(state)
             files_total += len(local)
             files_kept += sum(f in present for f in local)
-            if window.prompts:
+            if facts.requests:
                 asked += 1
-                reflected += reflects(state.active_context.current_task or "", window.prompts[-1])
+                reflected += reflects(state.active_context.current_task or "", facts.requests[-1])
             tokens = state_tokens(state)
             worst = max(worst, tokens)
             under_cap += tokens <= settings.state_token_cap

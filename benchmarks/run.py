@@ -20,7 +20,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="fewer repetitions (smoke run)")
     parser.add_argument(
         "--only",
-        choices=["mcp", "store", "transcript", "hooks", "merge", "memory", "lsp"],
+        choices=["mcp", "store", "transcript", "hooks", "merge", "resume", "memory", "lsp"],
         help="run one group",
     )
     args = parser.parse_args()
@@ -68,6 +68,11 @@ def main() -> None:
         import merge_quality
 
         merge_quality.run()
+
+    if args.only in (None, "resume"):
+        import resume_quality
+
+        resume_quality.run()
 
 
 if __name__ == "__main__":

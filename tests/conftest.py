@@ -7,6 +7,8 @@ joins the suite by adding a param here.
 
 from __future__ import annotations
 
+import io
+import logging
 import os
 import sqlite3
 import subprocess
@@ -20,7 +22,7 @@ import pytest
 from infinite_context.core.brain import ProjectBrain
 from infinite_context.core.config import Settings, load_settings
 from infinite_context.core.project import resolve_project
-from infinite_context.core.storage import BaseStore, open_store
+from infinite_context.core.storage import Store, open_store
 
 from .redis_servers import RedisCluster, RedisServer, free_port, start_cluster
 
@@ -37,9 +39,15 @@ def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
             "REDIS_URL",
             "PROJECT_ROOT",
             "CLAUDE_PROJECT_DIR",
+            "CLAUDE_CONFIG_DIR",
+            "CLAUDECODE",
+            "CLAUDE_CODE_ENTRYPOINT",
             "GEMINI_API_KEY",
             "GOOGLE_API_KEY",
             "ANTHROPIC_API_KEY",
+            "GEMINI_MODEL",
+            "ANTHROPIC_MODEL",
+            "LOG_LEVEL",
         }:
             monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("INFINITE_CONTEXT_DATA_DIR", str(tmp_path / "data"))
@@ -75,6 +83,65 @@ def brain(project_dir: Path, settings: Settings) -> Iterator[ProjectBrain]:
 def run_cli(
     store_url: str, *args: str, stdin: bytes = b"", cwd: Path | None = None, **env: str
 ) -> subprocess.CompletedProcess[bytes]:
+    """``infinite-context ARGS`` on ``store_url``, run in this process: ``main(argv)`` with its own
+    stdin, stdout, stderr, environment and working folder (bytes in, bytes out, exit status as a
+    process would have it). Everything it changes is put back: the streams, the environment, the
+    folder and the logging set-up ``main`` installs for its process. The real process path (start-up,
+    ``python -m``, the console script) is covered by the tests that use ``run_cli_process``."""
+    from infinite_context.server.cli import main
+
+    out, err = io.BytesIO(), io.BytesIO()
+    streams = sys.stdin, sys.stdout, sys.stderr
+    saved_env, saved_cwd, saved_logging = dict(os.environ), os.getcwd(), _logging_state()
+    # As a piped process sees it: a plain 80-column console for rich, whatever the terminal.
+    os.environ.update({"COLUMNS": "80", **cli_env(store_url, **env)})
+    sys.stdin = io.TextIOWrapper(io.BytesIO(stdin), encoding="utf-8")
+    sys.stdout = io.TextIOWrapper(out, encoding="utf-8", write_through=True)
+    sys.stderr = io.TextIOWrapper(err, encoding="utf-8", write_through=True)
+    try:
+        if cwd is not None:
+            os.chdir(cwd)
+        try:
+            code = main(list(args))
+        except SystemExit as exc:  # argparse's usage errors, as the interpreter would report them
+            if isinstance(exc.code, str):
+                sys.stderr.write(exc.code + "\n")
+            code = exc.code if isinstance(exc.code, int) else 0 if exc.code is None else 1
+        sys.stdout.flush()
+        sys.stderr.flush()
+        argv = ["infinite-context", *args]
+        result = subprocess.CompletedProcess(argv, code, out.getvalue(), err.getvalue())
+    finally:
+        sys.stdin, sys.stdout, sys.stderr = streams
+        os.chdir(saved_cwd)
+        os.environ.clear()
+        os.environ.update(saved_env)
+        _restore_logging(saved_logging)
+    return result
+
+
+def _logging_state() -> tuple[list[logging.Handler], dict[str, int]]:
+    loggers = logging.root.manager.loggerDict.items()
+    levels = {name: lg.level for name, lg in loggers if isinstance(lg, logging.Logger)}
+    return list(logging.root.handlers), {"": logging.root.level, **levels}
+
+
+def _restore_logging(state: tuple[list[logging.Handler], dict[str, int]]) -> None:
+    """``main`` sets up logging for its process (a stderr handler, the root level, quieter
+    libraries); in a test process that must end with the call."""
+    handlers, levels = state
+    for handler in logging.root.handlers[:]:
+        if handler not in handlers:
+            logging.root.removeHandler(handler)
+    logging.root.setLevel(levels[""])
+    for name, lg in logging.root.manager.loggerDict.items():
+        if isinstance(lg, logging.Logger):
+            lg.setLevel(levels.get(name, logging.NOTSET))
+
+
+def run_cli_process(
+    store_url: str, *args: str, stdin: bytes = b"", cwd: Path | None = None, **env: str
+) -> subprocess.CompletedProcess[bytes]:
     """``infinite-context ARGS`` as a real process on ``store_url`` (bytes in, bytes out)."""
     return subprocess.run(
         [PYTHON, "-m", "infinite_context.server", *args],
@@ -87,7 +154,9 @@ def run_cli(
 
 
 def cli_env(store_url: str, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("INFINITE_CONTEXT_")}
+    """This test's environment (already cleaned by ``_isolated_env``, so it keeps the test's own
+    data folder) with the store URL and ``extra`` set."""
+    env = dict(os.environ)
     env.update({"INFINITE_CONTEXT_STORE_URL": store_url, "PYTHONUNBUFFERED": "1"}, **extra)
     return env
 
@@ -98,16 +167,16 @@ class Backend:
 
     name: str
     url: str
-    open: Callable[..., BaseStore]
+    open: Callable[..., Store]
     #: overwrite a session's stored state with bytes that are not a valid state
     corrupt_state: Callable[[str], None]
 
 
-def _sqlite_backend(tmp_path: Path, opened: list[BaseStore]) -> Backend:
+def _sqlite_backend(tmp_path: Path, opened: list[Store]) -> Backend:
     path = tmp_path / "contract.db"
     url = f"sqlite:///{path}"
 
-    def open_(**overrides: object) -> BaseStore:
+    def open_(**overrides: object) -> Store:
         store = open_store(load_settings(store_url=url, **overrides))
         opened.append(store)
         return store
@@ -136,7 +205,7 @@ def redis_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisClu
     cluster.stop()
 
 
-def _redis_backend(name: str, url: str, opened: list[BaseStore]) -> Backend:
+def _redis_backend(name: str, url: str, opened: list[Store]) -> Backend:
     import redis
 
     plain = url.replace("+cluster://", "://")
@@ -146,7 +215,7 @@ def _redis_backend(name: str, url: str, opened: list[BaseStore]) -> Backend:
     else:
         admin.flushall()
 
-    def open_(**overrides: object) -> BaseStore:
+    def open_(**overrides: object) -> Store:
         store = open_store(load_settings(store_url=url, **overrides))
         opened.append(store)
         return store
@@ -160,9 +229,13 @@ def _redis_backend(name: str, url: str, opened: list[BaseStore]) -> Backend:
 BACKEND_NAMES = ["sqlite", "redis", "redis-cluster"]
 
 
-@pytest.fixture(params=BACKEND_NAMES)
+# The cluster (three redis-server processes joined by redis-cli) is the slow one to start.
+_BACKEND_PARAMS = [pytest.param(n, marks=pytest.mark.slow) if "cluster" in n else n for n in BACKEND_NAMES]
+
+
+@pytest.fixture(params=_BACKEND_PARAMS)
 def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
-    opened: list[BaseStore] = []
+    opened: list[Store] = []
     if request.param == "sqlite":
         yield _sqlite_backend(tmp_path, opened)
     elif request.param == "redis":

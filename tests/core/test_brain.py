@@ -45,14 +45,14 @@ def test_resume_respects_max_tokens(brain: ProjectBrain) -> None:
     assert small.markdown.startswith("# Project context")
 
 
-def test_missing_active_files_are_dropped_with_a_warning(brain: ProjectBrain, project_dir: Path) -> None:
+def test_missing_active_files_are_kept_and_marked(brain: ProjectBrain, project_dir: Path) -> None:
     brain.checkpoint("Working on src/app.py and src/auth.py")
     (project_dir / "src" / "auth.py").unlink()
     result = brain.resume()
-    assert result.state.active_context.active_files == ["src/app.py"]  # type: ignore[union-attr]
+    assert result.state.active_context.active_files == ["src/app.py", "src/auth.py"]  # type: ignore[union-attr]
+    assert "- `src/auth.py` (not on disk here)" in result.markdown
     assert any("src/auth.py" in w for w in result.warnings)
-    checkpoint = brain.checkpoint("Still on it")
-    assert any("src/auth.py" in w for w in checkpoint.warnings)
+    assert any("src/auth.py" in w for w in brain.status().warnings)
 
 
 def test_secrets_never_reach_the_store(brain: ProjectBrain, store_url: str) -> None:

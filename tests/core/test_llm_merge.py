@@ -43,7 +43,7 @@ def open_both(project_dir: Path, store_url: str, g: Any, a: Any, **settings: Any
 def test_gemini_success(project_dir: Path, store_url: str) -> None:
     with fake_provider("gemini", [("ok", good_answer("from gemini"))]) as g:
         with open_brain(project_dir, store_url, gemini_api_key="g-key", gemini_base_url=g.url) as brain:
-            result = brain.checkpoint("Current task: something in src/app.py")
+            result = brain.checkpoint("Current task: something in src/app.py", wait=True)
             assert result.merged_by == "gemini:gemini-3.8-flash"
             assert brain.status().merged_by == "gemini:gemini-3.8-flash"
             assert brain.status().current_task == "from gemini"
@@ -61,7 +61,7 @@ def test_gemini_500s_then_anthropic(project_dir: Path, store_url: str) -> None:
         fake_provider("anthropic", [("ok", good_answer("claude"))]) as a,
         open_both(project_dir, store_url, g, a) as brain,
     ):
-        result = brain.checkpoint("Current task: x")
+        result = brain.checkpoint("Current task: x", wait=True)
     assert len(g.requests) == 3  # one call + two retries
     assert result.merged_by == "anthropic:claude-sonnet-5-5"
     (request,) = a.requests
@@ -76,7 +76,7 @@ def test_both_failing_falls_back_offline(
 ) -> None:
     with fake_provider("gemini", [("status", 503)]) as g, fake_provider("anthropic", [("status", 529)]) as a:
         with open_both(project_dir, store_url, g, a) as brain:
-            result = brain.checkpoint("Current task: offline please")
+            result = brain.checkpoint("Current task: offline please", wait=True)
     assert result.merged_by == "offline"
     assert any("fell back to offline" in w for w in result.warnings)
     assert "gemini merge failed" in caplog.text and "anthropic merge failed" in caplog.text
@@ -97,7 +97,7 @@ def test_invalid_answers_are_rejected(
 ) -> None:
     with fake_provider("gemini", [("ok", answer)]) as g:
         with open_brain(project_dir, store_url, gemini_api_key="g", gemini_base_url=g.url) as brain:
-            assert brain.checkpoint("Current task: y").merged_by == "offline"
+            assert brain.checkpoint("Current task: y", wait=True).merged_by == "offline"
     assert len(g.requests) == 1  # bad output is not retried
     assert reason in caplog.text
 
@@ -129,11 +129,11 @@ def test_integrity_violations_are_rejected(
     project_dir: Path, store_url: str, caplog: pytest.LogCaptureFixture, change: str, reason: str
 ) -> None:
     with open_brain(project_dir, store_url) as brain:
-        brain.checkpoint("Question: Postgres or SQLite?")
+        brain.checkpoint("Question: Postgres or SQLite?", wait=True)
         sid = brain.session_id
     with fake_provider("gemini", [("ok", _tamper(change))]) as g:
         with open_brain(project_dir, store_url, gemini_api_key="g", gemini_base_url=g.url) as brain:
-            result = brain.checkpoint("Current task: z")
+            result = brain.checkpoint("Current task: z", wait=True)
             state = brain.resume().state
     assert result.merged_by == "offline" and reason in caplog.text
     assert state is not None and state.meta.session_id == sid
@@ -143,7 +143,7 @@ def test_integrity_violations_are_rejected(
 def test_429_is_retried_then_succeeds(project_dir: Path, store_url: str) -> None:
     with fake_provider("gemini", [("status", 429), ("ok", good_answer("after retry"))]) as g:
         with open_brain(project_dir, store_url, gemini_api_key="g", gemini_base_url=g.url) as brain:
-            result = brain.checkpoint("Current task: q")
+            result = brain.checkpoint("Current task: q", wait=True)
             tier = brain.merger.tiers[0]  # type: ignore[attr-defined]
     assert result.merged_by.startswith("gemini") and len(g.requests) == 2 and tier.retries_used == 1
 
@@ -153,7 +153,7 @@ def test_401_fails_over_at_once_with_a_clear_message(
 ) -> None:
     with fake_provider("gemini", [("status", 401)]) as g, fake_provider("anthropic", [("status", 401)]) as a:
         with open_both(project_dir, store_url, g, a) as brain:
-            assert brain.checkpoint("Current task: r").merged_by == "offline"
+            assert brain.checkpoint("Current task: r", wait=True).merged_by == "offline"
     assert len(g.requests) == 1 and len(a.requests) == 1
     assert "GEMINI_API_KEY was rejected" in caplog.text and "ANTHROPIC_API_KEY was rejected" in caplog.text
 
@@ -166,7 +166,7 @@ def test_hang_past_the_timeout(project_dir: Path, store_url: str) -> None:
         ) as b,
     ):
         started = time.monotonic()
-        result = b.checkpoint("Current task: s")
+        result = b.checkpoint("Current task: s", wait=True)
     assert result.merged_by == "offline"
     assert len(g.requests) == 3 and time.monotonic() - started < 4.5
 
@@ -181,7 +181,7 @@ def test_secrets_never_leave_the_machine(project_dir: Path, store_url: str) -> N
         fake_provider("anthropic", [("ok", good_answer("ok"))]) as a,
         open_both(project_dir, store_url, g, a) as brain,
     ):
-        brain.checkpoint(context)
+        brain.checkpoint(context, wait=True)
     bodies = b"".join(r.raw for r in g.requests + a.requests)
     assert g.requests and a.requests and b"REDACTED" in bodies
     db = Path(store_url.split("sqlite://", 1)[1])
@@ -200,7 +200,7 @@ def test_sdk_base_url_environment_variables_still_work(
         monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", g.url)
         monkeypatch.setenv("ANTHROPIC_BASE_URL", a.url)
         with open_brain(project_dir, store_url, gemini_api_key="g", anthropic_api_key="a") as brain:
-            assert brain.checkpoint("Current task: t").merged_by.startswith("anthropic")
+            assert brain.checkpoint("Current task: t", wait=True).merged_by.startswith("anthropic")
     assert g.requests and a.requests
 
 
@@ -211,7 +211,7 @@ def test_merge_mode_offline_never_calls_out(project_dir: Path, store_url: str) -
             project_dir, store_url, gemini_api_key="g", gemini_base_url=g.url, merge="offline"
         ) as brain,
     ):
-        assert brain.checkpoint("Current task: u").merged_by == "offline"
+        assert brain.checkpoint("Current task: u", wait=True).merged_by == "offline"
     assert g.requests == []
 
 
@@ -226,13 +226,14 @@ def test_background_refinement_and_a_concurrent_checkpoint(project_dir: Path, st
             assert first.merged_by == "offline" and first.refining == "gemini:gemini-3.8-flash"
             # Another writer lands while the refiner waits on the (slow) provider.
             with open_brain(project_dir, store_url) as other:
-                other.checkpoint("Decided: keep the concurrent write.")
+                other.checkpoint("Decided: keep the concurrent write.", wait=True)
             seen_refining = False
             deadline = time.monotonic() + 20
             while time.monotonic() < deadline:
                 status = brain.status()
                 seen_refining |= status.refining is not None
-                if status.merged_by and status.merged_by.startswith("gemini"):
+                # Stored first, then the refiner's lock is released: wait for both.
+                if status.merged_by and status.merged_by.startswith("gemini") and status.refining is None:
                     break
                 time.sleep(0.1)
             status = brain.status()

@@ -8,7 +8,9 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from infinite_context.core.facts import ContextFacts
 from infinite_context.core.merge import MergeRequest, OfflineMerger
+from infinite_context.core.merge.extract import facts_from_text
 from infinite_context.core.merge.integrity import problems, state_tokens
 from infinite_context.core.models import Decision, ProjectState
 
@@ -16,17 +18,19 @@ NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
 SID = "sid-1"
 
 
-def merge(root: Path, context: str, old: ProjectState | None = None, cap: int = 4000, now: datetime = NOW):  # type: ignore[no-untyped-def]
-    return (
-        OfflineMerger()
-        .merge(
-            MergeRequest(old=old, context=context, session_id=SID, project_root=root, token_cap=cap, now=now)
-        )
-        .state
-    )
+def merge(  # type: ignore[no-untyped-def]
+    root: Path,
+    context: str | ContextFacts,
+    old: ProjectState | None = None,
+    cap: int = 4000,
+    now: datetime = NOW,
+):
+    facts = facts_from_text(context, root) if isinstance(context, str) else context
+    request = MergeRequest(old=old, facts=facts, session_id=SID, project_root=root, token_cap=cap, now=now)
+    return OfflineMerger().merge(request).state
 
 
-def test_files_must_exist_inside_the_root(project_dir: Path, tmp_path: Path) -> None:
+def test_files_named_in_prose_must_exist_inside_the_root(project_dir: Path, tmp_path: Path) -> None:
     outside = tmp_path / "outside.py"
     outside.write_text("x")
     state = merge(

@@ -37,21 +37,36 @@ def test_checkpoint_gathers_cells_outputs_errors_and_variables(
     shell.run_cell("import math\nrows = [1, 2, 3]\nprint('loaded', len(rows), 'rows')", store_history=True)
     shell.run_cell("token = 'sk-ant-api03-" + "x" * 40 + "'\nprint(token)", store_history=True)
     shell.run_cell("big = 'y' * 100_000\nbig", store_history=True)
-    shell.run_cell("1 / 0", store_history=True)
+    shell.run_cell("d = 0", store_history=True)
+    shell.run_cell("total = 10 / d", store_history=True)
     recorder = shell.magics_manager.registry["ContextMagics"].recorder
-    context = recorder.context(shell.user_ns, "Current task: clean the rows in src/app.py", str(project_dir))
-    assert "loaded 3 rows" in context and "ZeroDivisionError: division by zero" in context
-    assert "rows: list len 3" in context and "big: str len 100000" in context
-    assert "math" not in context.split("Variables:")[1]  # modules are not variables
-    assert len(context) < 10_000  # the 100 KB output was trimmed
+    facts = recorder.facts(shell.user_ns, str(project_dir))
+    assert [f.check for f in facts.failures] == ["total = 10 / d"]
+    assert "ZeroDivisionError: division by zero" in facts.failures[0].lines[0]
+    assert "rows: list len 3" in facts.variables and "big: str len 100000" in facts.variables
+    assert not any(v.startswith("math") for v in facts.variables)  # modules are not variables
+    assert len(facts.model_dump_json()) < 10_000  # the 100 KB output was trimmed
 
-    shell.run_line_magic("checkpoint", "-m Current task: clean the rows in src/app.py")
+    shell.run_line_magic("checkpoint", '-m "Current task: clean the rows in src/app.py"')
     state = brain_state(project_dir, store_url)
     dumped = json.dumps(state)
+    ac = state["active_context"]
     assert state["meta"]["version"] == 1  # type: ignore[index]
-    assert "clean the rows" in state["active_context"]["current_task"]  # type: ignore[index]
+    assert ac["current_task"] == "clean the rows in src/app.py"  # type: ignore[index]  # no quotes
+    assert ac["blockers"][0]["check"] == "total = 10 / d"  # type: ignore[index]
+    assert "ZeroDivisionError" in ac["blockers"][0]["detail"]  # type: ignore[index]
+    assert "rows: list len 3" in ac["variables"]  # type: ignore[index]
     assert "sk-ant-api03-xxxx" not in dumped  # the secret in a cell never reaches the store
     assert not recorder.cells  # the next checkpoint starts fresh
+
+    shell.run_cell("d = 4", store_history=True)
+    shell.run_cell("total = 10 / d", store_history=True)  # the same cell, now passing
+    shell.run_line_magic("checkpoint", "")
+    state = brain_state(project_dir, store_url)
+    assert state["active_context"]["blockers"] == []  # type: ignore[index]
+    assert "total = 10 / d" in state["project_context"]["recent_changes"][-1]["summary"]  # type: ignore[index]
+    resume = shell.run_line_magic("resume", "")
+    assert resume is not None and "d: int" in resume.active_context.variables
 
 
 def test_cell_magic_resume_history_and_rollback(

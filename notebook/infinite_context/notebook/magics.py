@@ -48,13 +48,14 @@ class ContextMagics(Magics):
     # ---- plumbing -------------------------------------------------------------------------
     def brain(self, project: str | None) -> Any:
         """One brain per project folder, opened on first use (default: the kernel's folder,
-        which Jupyter and VS Code set to the notebook's)."""
+        which Jupyter and VS Code set to the notebook's). The folder is the explicit one in
+        ``project.locate_project``'s order, so it wins over ``PROJECT_ROOT``."""
         from infinite_context.core.brain import ProjectBrain
         from infinite_context.core.config import load_settings
 
         folder = str(Path(project).expanduser().resolve()) if project else str(Path.cwd())
         if folder not in self._brains:
-            self._brains[folder] = ProjectBrain.open(settings=load_settings(project_root=Path(folder)))
+            self._brains[folder] = ProjectBrain.open(folder, load_settings())
         return self._brains[folder]
 
     def _call(self, fn: Callable[[], T]) -> T | None:
@@ -93,20 +94,22 @@ class ContextMagics(Magics):
             self._set_auto(args.auto)
             if cell is None and not args.message:
                 return None
-        message = " ".join(args.message) if args.message else None
+        message = _unquote(" ".join(args.message)) if args.message else None
+        context: str | None = message
         if cell is not None:
             context = "\n".join(p for p in (message, cell) if p)
             if not context.strip():
                 raise UsageError("%%checkpoint needs a cell body (the context)")
-        else:
-            context = self.recorder.context(self._namespace(), message, str(Path.cwd()))
         return self._checkpoint(context, args.tokens, args.project, from_recorder=cell is None)
 
-    def _checkpoint(self, context: str, tokens: int | None, project: str | None, from_recorder: bool) -> Any:
+    def _checkpoint(
+        self, context: str | None, tokens: int | None, project: str | None, from_recorder: bool
+    ) -> Any:
         from IPython.display import display
 
+        facts = self.recorder.facts(self._namespace(), str(Path.cwd())) if from_recorder else None
         handle = display(_Note("⏳ infinite-context: merging…"), display_id=True)
-        result = self._call(lambda: self.brain(project).checkpoint(context, tokens, wait=False))
+        result = self._call(lambda: self.brain(project).checkpoint(context, tokens, facts=facts, wait=False))
         if result is None:
             if handle is not None:
                 handle.update(_Note("✘ infinite-context: checkpoint not stored (see the message above)"))
@@ -145,8 +148,7 @@ class ContextMagics(Magics):
         self._since_auto += 1
         if self._since_auto >= self.auto_every:
             self._since_auto = 0
-            context = self.recorder.context(self._namespace(), None, str(Path.cwd()))
-            self._checkpoint(context, None, None, from_recorder=True)
+            self._checkpoint(None, None, None, from_recorder=True)
 
     # ---- resume / status / history / rollback ---------------------------------------------
     @magic_arguments()
@@ -214,3 +216,11 @@ class ContextMagics(Magics):
         result = self._call(lambda: self.brain(args.project).rollback(steps=args.steps, version=args.version))
         if result is not None:
             print(f"✔ restored v{result.restored_from} as v{result.version}")
+
+
+def _unquote(text: str) -> str:
+    """``-m "exploring data"`` arrives with its quotes (IPython splits on spaces only)."""
+    text = text.strip()
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
+        return text[1:-1].strip()
+    return text

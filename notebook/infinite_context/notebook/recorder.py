@@ -1,10 +1,12 @@
-"""What happened in this kernel since the last checkpoint, as checkpoint context text.
+"""What happened in this kernel since the last checkpoint, as context facts.
 
-Executed cells (source), their outputs trimmed (printed text, the result's repr, errors with the
-exception line; images and widgets named, never embedded) and a summary of the user namespace
-(names, types, shapes or lengths; never values). Registered on IPython's ``pre_run_cell`` /
-``post_run_cell`` events; printed output is captured by a pass-through tee on ``sys.stdout``
-while a cell runs, so the user sees everything as before.
+Executed cells become runs (the first source line, ok or the exception line), a cell that raised
+stays a failure until a later run of the same cell passes, the user namespace becomes a variable
+summary (names, types, shapes or lengths; never values). Outputs are trimmed (printed text, the
+result's repr; images and widgets named, never embedded) and only the last cell's reach the
+facts. Registered on IPython's ``pre_run_cell`` / ``post_run_cell`` events; printed output is
+captured by a pass-through tee on ``sys.stdout`` while a cell runs, so the user sees everything
+as before.
 """
 
 from __future__ import annotations
@@ -12,7 +14,10 @@ from __future__ import annotations
 import sys
 import types
 from dataclasses import dataclass, field
-from typing import Any, TextIO, cast
+from typing import TYPE_CHECKING, Any, TextIO, cast
+
+if TYPE_CHECKING:
+    from infinite_context.core.facts import ContextFacts
 
 SOURCE_CHARS = 600
 OUTPUT_CHARS = 400
@@ -122,24 +127,47 @@ class Recorder:
         self.cells.clear()
         self.dropped = 0
 
-    def context(self, namespace: dict[str, Any], message: str | None, notebook: str) -> str:
-        lines: list[str] = []
-        if message:
-            lines.append(message.strip())
-        count = len(self.cells) + self.dropped
-        lines.append(f"Notebook session in {notebook}: {count} cells run since the last checkpoint.")
-        if self.dropped:
-            lines.append(f"({self.dropped} older cells not shown.)")
+    def facts(self, namespace: dict[str, Any], notebook: str) -> ContextFacts:
+        """The cells run since the last checkpoint and the namespace, as facts."""
+        from infinite_context.core.facts import CommandRun, ContextFacts, Failure
+
+        facts = ContextFacts(source="notebook", variables=summarize_namespace(namespace))
+        failing: dict[str, Failure] = {}
         for cell in self.cells:
-            lines.append(f"Cell [{cell.number}]:\n{cell.source}")
-            if cell.output:
-                lines.append(f"Output: {cell.output}")
+            check = cell_check(cell.source)
+            facts.commands.append(
+                CommandRun(
+                    command=f"cell [{cell.number}]: {check}",
+                    kind="run",
+                    check=check,
+                    ok=cell.error is None,
+                    failure_lines=[cell.error] if cell.error else [],
+                )
+            )
             if cell.error:
-                lines.append(f"Error: {cell.error}")
-        summary = summarize_namespace(namespace)
-        if summary:
-            lines.append("Variables: " + "; ".join(summary))
-        return "\n".join(lines)
+                failing.pop(check, None)
+                failing[check] = Failure(check=check, lines=[f"cell [{cell.number}] {cell.error}"])
+            else:
+                failing.pop(check, None)
+                if check not in facts.passed_checks:
+                    facts.passed_checks.append(check)
+        facts.failures = list(failing.values())
+        count = len(self.cells) + self.dropped
+        if self.cells:
+            last = self.cells[-1]
+            result = f" → {_clip(last.output, 200)}" if last.output and not last.error else ""
+            facts.last_step = (
+                f"{count} cells run in {notebook}; last: [{last.number}] {cell_check(last.source)}"
+                + (f" raised {last.error}" if last.error else result)
+            )
+        return facts
+
+
+def cell_check(source: str) -> str:
+    """A cell's name in the brain: its first code line (a re-run of the cell keeps it)."""
+    lines = [ln.strip() for ln in source.splitlines()]
+    first = next((ln for ln in lines if ln and not ln.startswith("#")), lines[0] if lines else "")
+    return _clip(first, 100)
 
 
 def summarize_namespace(namespace: dict[str, Any]) -> list[str]:

@@ -24,7 +24,9 @@ if TYPE_CHECKING:
 
 def _settings(args: argparse.Namespace, **overrides: Any) -> Settings:
     """The one place the CLI loads Settings (``--project`` plus any overrides); a log level set
-    only in ``.env`` takes effect from here on."""
+    only in ``.env`` takes effect from here on. ``--project`` enters as an explicit value, so
+    every consumer of these settings sees it; the folder itself is always chosen by
+    ``locate_project`` (explicit > PROJECT_ROOT > CLAUDE_PROJECT_DIR > cwd)."""
     from infinite_context.core.config import load_settings
     from infinite_context.core.logs import setup_logging
 
@@ -36,7 +38,7 @@ def _settings(args: argparse.Namespace, **overrides: Any) -> Settings:
 def _open_brain(args: argparse.Namespace) -> Any:
     from infinite_context.core.brain import ProjectBrain
 
-    return ProjectBrain.open(settings=_settings(args))
+    return ProjectBrain.open(args.project, _settings(args))
 
 
 def _read_context(args: argparse.Namespace) -> str:
@@ -103,22 +105,12 @@ def cmd_checkpoint(args: argparse.Namespace) -> int:
         if args.json:
             result = brain.checkpoint(context, args.tokens, wait=wait)
         else:
-            merger = getattr(brain.merger, "first_label", "offline")
+            merger = brain.merger.label
             with _console().status(f"Merging with {merger}…" if wait else "Merging…"):
                 result = brain.checkpoint(context, args.tokens, wait=wait)
     from .text import checkpoint_text
 
     _emit(args, result, lambda: _console().print(checkpoint_text(result)))
-    return 0
-
-
-def cmd_refine(args: argparse.Namespace) -> int:
-    from infinite_context.core.refine import read_context_file
-
-    context = read_context_file(Path(args.context_file))
-    with _open_brain(args) as brain:
-        result = brain.refine(context, args.version, args.tokens)
-    _emit(args, result, lambda: None)
     return 0
 
 
@@ -224,11 +216,7 @@ def cmd_store(args: argparse.Namespace) -> int:
 
     def human() -> None:
         console = _console()
-        console.print(
-            f"{report.source} -> {report.destination}: {report.sessions_seen} sessions, "
-            f"{report.sessions_copied} copied ({report.history_entries_copied} history entries), "
-            f"{report.sessions_unchanged} already up to date, {len(report.skipped)} skipped."
-        )
+        console.print(report.summary(), markup=False)
         for line in report.skipped:
             console.print(f"[yellow]skipped[/] {line}")
 
@@ -237,7 +225,9 @@ def cmd_store(args: argparse.Namespace) -> int:
 
 
 def _project_root(args: argparse.Namespace, settings: Settings) -> Path:
-    return settings.project_root or Path.cwd()
+    from infinite_context.core.project import locate_project
+
+    return locate_project(args.project, settings)
 
 
 def _store_lookup(args: argparse.Namespace, settings: Settings) -> Any:
@@ -318,8 +308,13 @@ def cmd_install(args: argparse.Namespace) -> int:
     from infinite_context.core.claude_code import install
 
     # The folder Claude Code is started in (it keys project and local settings on it).
-    project = _settings(args).project_root or Path.cwd()
-    report = install(project, args.scope, uninstall=args.uninstall)
+    settings = _settings(args)
+    report = install(
+        _project_root(args, settings),
+        args.scope,
+        uninstall=args.uninstall,
+        claude_config_dir=settings.claude_config_dir,
+    )
 
     def human() -> None:
         console = _console()
@@ -348,7 +343,6 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "mcp": cmd_mcp,
     "lsp": cmd_lsp,
     "checkpoint": cmd_checkpoint,
-    "refine": cmd_refine,
     "resume": cmd_resume,
     "status": cmd_status,
     "rollback": cmd_rollback,

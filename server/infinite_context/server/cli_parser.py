@@ -37,11 +37,6 @@ def build_parser() -> argparse.ArgumentParser:
         help="store the offline merge now; refine with the LLM in the background",
     )
 
-    rf = sub.add_parser("refine", help=argparse.SUPPRESS)  # started by `checkpoint --no-wait`
-    rf.add_argument("--version", type=int, required=True)
-    rf.add_argument("--context-file", required=True)
-    rf.add_argument("--tokens", type=int)
-
     rs = sub.add_parser("resume", help="print the brain as Markdown")
     rs.add_argument("--max-tokens", type=int, metavar="N")
 

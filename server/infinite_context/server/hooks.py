@@ -47,7 +47,6 @@ def _brain(payload: dict[str, Any], explicit: Path | None) -> ProjectBrain:
 
 #: Claude Code moves additionalContext past 10,000 characters to a file; stay well below.
 ADDITIONAL_CONTEXT_CHARS = 9_500
-RESUME_TOKENS = 2_000
 _SOURCES = {
     "clear": "The conversation was just cleared (/clear).",
     "compact": "The conversation was just compacted.",
@@ -60,7 +59,7 @@ def session_start(payload: dict[str, Any], project: Path | None) -> dict[str, An
     """Reload the brain into the new context (only when there is one)."""
     source = str(payload.get("source") or "startup")
     with _brain(payload, project) as brain:
-        result = brain.resume(RESUME_TOKENS)
+        result = brain.resume()  # within settings.resume_tokens
     if result.state is None:
         return None
     head = (

@@ -20,9 +20,13 @@ from typing import TYPE_CHECKING
 
 from .config import Settings, load_settings
 from .errors import InvalidInput, NotFound
+from .facts import ContextFacts, map_strings
 from .merge.base import Merger, MergeRequest, MergeResult
+from .merge.extract import facts_from_text
 from .merge.integrity import existing_files, state_tokens
+from .merge_plan import merge_plan
 from .models import (
+    BudgetReport,
     CheckpointResult,
     DiffResult,
     FieldChange,
@@ -35,10 +39,10 @@ from .models import (
     StatusReport,
     utcnow,
 )
-from .project import Project, resolve_project
+from .project import Project, locate_project, resolve_project
 from .redact import redact
 from .render import render_within
-from .storage import BaseStore, open_store
+from .storage import Store, open_store
 from .tokens import count_tokens
 
 if TYPE_CHECKING:
@@ -60,7 +64,7 @@ class ProjectBrain:
     def __init__(
         self,
         project: Project,
-        store: BaseStore,
+        store: Store,
         settings: Settings,
         merger: Merger | None = None,
         clock: Callable[[], datetime] = utcnow,
@@ -77,11 +81,16 @@ class ProjectBrain:
         self._client_name: str | None = None
 
     @classmethod
-    def open(cls, project_dir: Path | str | None = None, settings: Settings | None = None) -> ProjectBrain:
+    def open(
+        cls,
+        project_dir: Path | str | None = None,
+        settings: Settings | None = None,
+        client_cwd: Path | str | None = None,
+    ) -> ProjectBrain:
         settings = settings or load_settings()
-        # --project / PROJECT_ROOT, then the folder Claude Code runs hooks and servers for.
-        start = project_dir or settings.project_root or os.environ.get("CLAUDE_PROJECT_DIR") or None
-        project = resolve_project(start)
+        # The folder: project.locate_project's one precedence order (explicit, PROJECT_ROOT,
+        # CLAUDE_PROJECT_DIR, the client's cwd, this process's cwd).
+        project = resolve_project(locate_project(project_dir, settings, client_cwd))
         from .merge.chain import build_chain
 
         return cls(project, open_store(settings), settings, merger=build_chain(settings))
@@ -100,61 +109,77 @@ class ProjectBrain:
         self.close()
 
     # ---- checkpoint -------------------------------------------------------------------------
-    def _validate_context(self, context: object, token_count: object) -> str:
-        if not isinstance(context, str):
+    def _facts(self, context: object, facts: object, token_count: object) -> ContextFacts:
+        """The facts of one checkpoint: ``facts`` as given plus those ``context`` text states."""
+        if facts is not None and not isinstance(facts, ContextFacts):
+            raise InvalidInput("facts", f"must be ContextFacts, got {type(facts).__name__}", fix="pass facts")
+        if context is not None and not isinstance(context, str):
             raise InvalidInput("context", f"must be text, got {type(context).__name__}", fix="pass a string")
-        if not context.strip():
-            raise InvalidInput(
-                "context", "is empty", fix="pass what you worked on: task, files, decisions, what is done"
-            )
-        limit = self.settings.max_context_chars
-        if len(context) > limit:
-            raise InvalidInput(
-                "context",
-                f"is {len(context):,} characters, over the limit of {limit:,}",
-                fix="send a summary of the work instead of raw output, "
-                "or raise INFINITE_CONTEXT_MAX_CONTEXT_CHARS",
-            )
         if token_count is not None and (
             isinstance(token_count, bool) or not isinstance(token_count, int) or token_count < 0
         ):
             raise InvalidInput(
                 "token_count", "must be a non-negative integer", fix="omit it or pass e.g. 120000"
             )
-        return context
+        text = context.strip() if context else ""
+        if not text and (facts is None or facts.is_empty()):
+            raise InvalidInput(
+                "context", "is empty", fix="pass what you worked on: task, files, decisions, what is done"
+            )
+        limit = self.settings.max_context_chars
+        if context is not None and len(context) > limit:
+            raise InvalidInput(
+                "context",
+                f"is {len(context):,} characters, over the limit of {limit:,}",
+                fix="send a summary of the work instead of raw output, "
+                "or raise INFINITE_CONTEXT_MAX_CONTEXT_CHARS",
+            )
+        stated = facts_from_text(redact(text), self.project.root) if text else None
+        if facts is None:
+            assert stated is not None
+            return stated
+        found = map_strings(facts, redact)
+        return found.combined(stated) if stated is not None else found
 
     def checkpoint(
-        self, context: str, token_count: int | None = None, *, wait: bool = True
+        self,
+        context: str | None = None,
+        token_count: int | None = None,
+        *,
+        facts: ContextFacts | None = None,
+        wait: bool = False,
     ) -> CheckpointResult:
-        """Merge ``context`` into the brain and store the next version.
+        """Merge what happened into the brain and store the next version.
 
-        With LLM tiers configured and ``wait=False`` (hooks, editors), the offline merge is stored
-        at once and a detached ``infinite-context refine`` process replaces it with the LLM merge.
+        ``context`` is free text (labelled lines or prose), ``facts`` structured facts (the
+        transcript digest, the notebook recorder); either or both. The offline merge is stored at
+        once; with LLM tiers configured, a detached refiner replaces it in the background, unless
+        ``wait`` asks for the LLM merge before returning (the CLI's ``--wait``).
         """
-        context = redact(self._validate_context(context, token_count))
-        if not getattr(self.merger, "uses_network", False):
-            return self._merge_in_transaction(context, token_count, self.merger)
+        merged = self._facts(context, facts, token_count)
+        if not self.merger.uses_network:
+            return self._merge_in_transaction(merged, token_count, self.merger)
         from .merge.offline import OfflineMerger
 
         if not wait:
-            stored = self._merge_in_transaction(context, token_count, OfflineMerger())
+            stored = self._merge_in_transaction(merged, token_count, OfflineMerger())
             from .refine import spawn_refinement
 
-            spawn_refinement(self, stored.version, context, token_count)
-            stored.refining = getattr(self.merger, "first_label", None)
+            spawn_refinement(self, stored.version, merged, token_count)
+            stored.refining = self.merger.label
             return stored
-        merged = self._merge_outside_transaction(context, token_count, base_version=None)
+        result = self._merge_outside_transaction(merged, token_count, base_version=None)
         # Every LLM attempt lost the race: the offline merge inside the transaction cannot lose.
         return (
-            merged
-            if merged is not None
-            else self._merge_in_transaction(context, token_count, OfflineMerger())
+            result if result is not None else self._merge_in_transaction(merged, token_count, OfflineMerger())
         )
 
-    def _request(self, old: ProjectState | None, context: str, token_count: int | None) -> MergeRequest:
+    def _request(
+        self, old: ProjectState | None, facts: ContextFacts, token_count: int | None
+    ) -> MergeRequest:
         return MergeRequest(
             old=old,
-            context=context,
+            facts=facts,
             session_id=self.session_id,
             project_root=self.project.root,
             token_cap=self.settings.state_token_cap,
@@ -163,7 +188,7 @@ class ProjectBrain:
         )
 
     def _merge_in_transaction(
-        self, context: str, token_count: int | None, merger: Merger
+        self, facts: ContextFacts, token_count: int | None, merger: Merger
     ) -> CheckpointResult:
         """Merge inside the store's compare-and-set (re-run on the fresh state on conflict).
         Only for quick mergers: the store's last attempt holds its write lock."""
@@ -171,7 +196,7 @@ class ProjectBrain:
         durations: list[float] = []
 
         def update(current: ProjectState | None, next_version: int) -> HistoryEntry:
-            request = self._request(current, context, token_count)
+            request = self._request(current, facts, token_count)
             result = merger.merge(request)
             warnings[:] = list(result.warnings)
             durations.append(result.duration_ms)
@@ -181,7 +206,12 @@ class ProjectBrain:
         return self._result(outcome.entry, warnings, sum(durations), outcome.attempts)
 
     def _merge_outside_transaction(
-        self, context: str, token_count: int | None, *, base_version: int | None, only_llm: bool = False
+        self,
+        facts: ContextFacts,
+        token_count: int | None,
+        *,
+        base_version: int | None,
+        only_llm: bool = False,
     ) -> CheckpointResult | None:
         """Slow (LLM) merge against a snapshot, committed only if nobody wrote meanwhile;
         re-merged on the fresh state otherwise (bounded). None when every attempt lost the race,
@@ -194,7 +224,7 @@ class ProjectBrain:
                 # Refining the offline merge of this very context: start from the version before it.
                 previous = self.store.history_entry(self.session_id, base_version - 1)
                 old = previous.state if previous is not None else current
-            request = self._request(old, context, token_count)
+            request = self._request(old, facts, token_count)
             result = self.merger.merge(request)
             if only_llm and result.merged_by == "offline":
                 return None
@@ -224,20 +254,17 @@ class ProjectBrain:
         return None
 
     def refine(
-        self, context: str, base_version: int, token_count: int | None = None
+        self, facts: ContextFacts, base_version: int, token_count: int | None = None
     ) -> CheckpointResult | None:
         """Replace the offline merge stored as ``base_version`` with the LLM chain's merge (run by
-        the detached ``infinite-context refine`` process). None if no LLM tier succeeded."""
-        from .merge.chain import MergeChain
-
-        label = self.merger.first_label if isinstance(self.merger, MergeChain) else self.merger.name
-        owner = f"refine:{label}:{default_owner('p')}"
+        the detached refiner process). None if no LLM tier succeeded."""
+        owner = f"refine:{self.merger.label}:{default_owner('p')}"
         self.store.acquire_lock(
             refine_lock_id(self.session_id), owner, self.settings.merge_timeout_seconds * 4
         )
         try:
             return self._merge_outside_transaction(
-                context, token_count, base_version=base_version, only_llm=True
+                facts, token_count, base_version=base_version, only_llm=True
             )
         finally:
             self.store.release_lock(refine_lock_id(self.session_id), owner)
@@ -274,16 +301,22 @@ class ProjectBrain:
         )
 
     # ---- reading ----------------------------------------------------------------------------
-    def _state_with_live_files(self) -> tuple[ProjectState | None, list[str]]:
+    def _state_and_missing(self) -> tuple[ProjectState | None, list[str], list[str]]:
+        """(state, active files not on disk now, warnings). Missing files stay in the state and
+        are marked, not dropped: a file deleted on purpose or absent from this checkout is still
+        part of what was worked on."""
         state = self.store.get_state(self.session_id)
         if state is None:
-            return None, []
-        kept, dropped = existing_files(state.active_context.active_files, self.project.root)
-        if not dropped:
-            return state, []
-        state = state.model_copy(deep=True)
-        state.active_context.active_files = kept
-        return state, [f"dropped active files that no longer exist: {', '.join(dropped[:10])}"]
+            return None, [], []
+        _kept, missing = existing_files(state.active_context.active_files, self.project.root)
+        if not missing:
+            return state, [], []
+        shown = ", ".join(missing[:10]) + (f" and {len(missing) - 10} more" if len(missing) > 10 else "")
+        return (
+            state,
+            missing,
+            [f"{len(missing)} active files are not on disk in {self.project.root}: {shown}"],
+        )
 
     def resume(self, max_tokens: int | None = None) -> ResumeResult:
         if max_tokens is not None and (
@@ -292,12 +325,13 @@ class ProjectBrain:
             raise InvalidInput(
                 "max_tokens", "must be an integer of at least 50", fix="omit it or pass e.g. 2000"
             )
-        state, warnings = self._state_with_live_files()
-        markdown = EMPTY_RESUME if state is None else render_within(state, max_tokens)
+        state, missing, warnings = self._state_and_missing()
+        budget = self.settings.resume_tokens if max_tokens is None else max_tokens
+        markdown = EMPTY_RESUME if state is None else render_within(state, budget, missing=set(missing))
         return ResumeResult(markdown=markdown, state=state, tokens=count_tokens(markdown), warnings=warnings)
 
     def status(self) -> StatusReport:
-        state, warnings = self._state_with_live_files()
+        state, _missing, warnings = self._state_and_missing()
         history = self.store.history(self.session_id)
         report = StatusReport(
             project_root=str(self.project.root),
@@ -310,6 +344,7 @@ class ProjectBrain:
             refining=_refining_label(self.store.lock_holder(refine_lock_id(self.session_id))),
             warnings=warnings,
             memory=self.memory().budget_status(),
+            merge_plan=merge_plan(self.settings),
         )
         if state is not None:
             ac = state.active_context
@@ -321,6 +356,24 @@ class ProjectBrain:
             report.active_files = len(ac.active_files)
             report.pending_decisions = sum(d.status == "pending" for d in ac.active_decisions)
             report.recent_changes = len(state.project_context.recent_changes)
+        return report
+
+    def budget(self) -> BudgetReport:
+        """The cheap part of ``status`` for a status bar refreshed on every change: the current
+        version, working-memory usage and lock holders. No history parse, no file checks."""
+        state = self.store.get_state(self.session_id)
+        report = BudgetReport(
+            session_id=self.session_id,
+            store=self.store.display_url,
+            memory=self.memory().budget_status(),
+            lock_holder=self.store.lock_holder(self.session_id),
+            refining=_refining_label(self.store.lock_holder(refine_lock_id(self.session_id))),
+        )
+        if state is not None:
+            report.version = state.meta.version
+            report.last_checkpoint = state.meta.last_checkpoint
+            report.merged_by = state.meta.merged_by
+            report.current_task = state.active_context.current_task
         return report
 
     def memory(self, client_name: str | None = None) -> WorkingMemory:

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from .clock import utcnow
 from .memory.model import BudgetStatus
+from .merge_plan import MergePlan
 
 __all__ = ["BudgetStatus", "utcnow"]  # re-exported: callers import both from here
 
@@ -48,6 +49,16 @@ class Decision(_Model):
     question: str
     status: Literal["pending", "decided"] = "pending"
     decision: str | None = None
+    #: a question the assistant asked the user: it closes as soon as the user answers
+    from_assistant: bool = False
+
+
+class Blocker(_Model):
+    """A failing check that no later run has fixed (``mix test test/a.exs``) and its failure lines."""
+
+    check: str
+    detail: str = ""
+    since: datetime | None = None
 
 
 class ProjectContext(_Model):
@@ -59,9 +70,25 @@ class ProjectContext(_Model):
 
 
 class ActiveContext(_Model):
+    # Seed fields first; the rest extend the seed schema (older states load with the defaults).
     current_task: str = ""
     active_files: list[str] = Field(default_factory=list)
     active_decisions: list[Decision] = Field(default_factory=list)
+    #: the subtask in progress (a task-list item, a claimed tracker issue)
+    in_progress: str = ""
+    #: what is left: pending task-list items, stated next steps, an unfinished earlier request
+    next_steps: list[str] = Field(default_factory=list)
+    blockers: list[Blocker] = Field(default_factory=list)
+    #: files edited since the last commit
+    uncommitted_files: list[str] = Field(default_factory=list)
+    #: what the assistant was doing when the context was saved
+    last_step: str = ""
+    #: notebook variables (name and kind, never values)
+    variables: list[str] = Field(default_factory=list)
+    #: when the current task was set (a completion signal since then can finish it)
+    task_since: datetime | None = None
+    #: titles of issue-tracker items seen lately (``bd show X``), to name a subtask claimed later
+    item_titles: dict[str, str] = Field(default_factory=dict)
 
 
 class ProjectState(_Model):
@@ -141,6 +168,8 @@ class StatusReport(_Model):
     warnings: list[str] = Field(default_factory=list)
     #: working-memory budget figures (one status for both designs)
     memory: BudgetStatus | None = None
+    #: which merge tiers will run, in order, and the variable each one's key came from
+    merge_plan: MergePlan | None = None
 
 
 class HistorySummary(_Model):
@@ -186,3 +215,23 @@ class Observation(_Model):
     is_error: bool = False
     created_at: datetime = Field(default_factory=utcnow)
     source: str = "transcript"  # "hook" when stored by the PostToolUse hook
+
+
+# ---- the editor's budget figures ---------------------------------------------------------------
+
+
+class BudgetReport(_Model):
+    """What ``ProjectBrain.budget`` returns for a status bar refreshed on every change: the current
+    version's meta, the working-memory usage and the lock holders. Unlike ``StatusReport`` it
+    parses no history and checks no files, so it stays cheap however long the project runs."""
+
+    session_id: str
+    store: str
+    version: int = 0
+    last_checkpoint: datetime | None = None
+    merged_by: str | None = None
+    current_task: str = ""
+    memory: BudgetStatus
+    lock_holder: str | None = None
+    #: "gemini:<model>" while a background LLM refinement is running
+    refining: str | None = None

@@ -1,78 +1,92 @@
-"""Background refinement: a detached ``infinite-context refine`` process replaces the offline
-merge of a checkpoint with the LLM chain's merge, so hooks and editors never wait for a
-provider. The context travels in a 0600 file under the data dir that the refiner deletes.
+"""Background refinement: a detached process replaces the offline merge of a checkpoint with the
+LLM chain's merge, so hooks, editors and notebooks never wait for a provider.
+
+The job (the parent's effective settings, serialized whole, and the checkpoint's facts) travels
+on the child's stdin: nothing is written to disk, keys included, and the child sees exactly the
+settings the parent used even when they came from LSP initializationOptions or CLI flags.
+Entry point: ``python -m infinite_context.core.refine`` (its stderr goes to
+``<data dir>/refine/refine.log``).
 """
 
 from __future__ import annotations
 
-import os
+import logging
 import subprocess
 import sys
-import uuid
-from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .brain import ProjectBrain
+    from .config import Settings
+    from .facts import ContextFacts
+
+log = logging.getLogger(__name__)
 
 
-def spawn_refinement(brain: ProjectBrain, version: int, context: str, token_count: int | None) -> int:
-    """Start the refiner detached from this process (own session, no stdio); returns its pid."""
+def settings_payload(settings: Settings) -> dict[str, Any]:
+    """Every setting as JSON, secrets as their values (the pipe is private to the child)."""
+    data: dict[str, Any] = settings.model_dump(mode="json")
+    for name, value in settings:
+        secret = getattr(value, "get_secret_value", None)
+        if secret is not None:
+            data[name] = secret()
+    data["data_dir"] = str(settings.resolved_data_dir())
+    return data
+
+
+def spawn_refinement(brain: ProjectBrain, version: int, facts: ContextFacts, token_count: int | None) -> int:
+    """Start the refiner detached from this process (own session); returns its pid."""
+    import orjson
+
     folder = brain.settings.resolved_data_dir() / "refine"
     folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-    path = folder / f"{uuid.uuid4().hex}.txt"
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        handle.write(context)
-    command = [
-        sys.executable, "-m", "infinite_context.server", "--project", str(brain.project.root),
-        "refine", "--version", str(version), "--context-file", str(path),
-    ]  # fmt: skip
-    if token_count is not None:
-        command += ["--tokens", str(token_count)]
-    log_path = folder / "refine.log"
-    env = dict(os.environ)
-    env.update(settings_environment(brain))
-    with open(log_path, "ab") as log_file:
+    job = {
+        "project_root": str(brain.project.root),
+        "version": version,
+        "token_count": token_count,
+        "settings": settings_payload(brain.settings),
+        "facts": facts.model_dump(mode="json"),
+    }
+    with open(folder / "refine.log", "ab") as log_file:
         proc = subprocess.Popen(
-            command,
-            stdin=subprocess.DEVNULL,
+            [sys.executable, "-m", "infinite_context.core.refine"],
+            stdin=subprocess.PIPE,
             stdout=subprocess.DEVNULL,
             stderr=log_file,
             start_new_session=True,
             close_fds=True,
-            env=env,
         )
+    assert proc.stdin is not None
+    try:
+        proc.stdin.write(orjson.dumps(job))
+        proc.stdin.close()
+    except BrokenPipeError:  # the child died at start; its log says why
+        log.warning("background refinement did not start", extra={"pid": proc.pid})
     return proc.pid
 
 
-def settings_environment(brain: ProjectBrain) -> dict[str, str]:
-    """The parent's effective settings as environment variables, so the refiner matches it even
-    when they came from explicit values (LSP initializationOptions, CLI flags)."""
-    s = brain.settings
-    env = {
-        "INFINITE_CONTEXT_DATA_DIR": str(s.resolved_data_dir()),
-        "INFINITE_CONTEXT_MERGE": s.merge,
-        "INFINITE_CONTEXT_GEMINI_MODEL": s.gemini_model,
-        "INFINITE_CONTEXT_ANTHROPIC_MODEL": s.anthropic_model,
-        "INFINITE_CONTEXT_STATE_TOKEN_CAP": str(s.state_token_cap),
-        "INFINITE_CONTEXT_HISTORY_SIZE": str(s.history_size),
-        "INFINITE_CONTEXT_MERGE_TIMEOUT_SECONDS": str(s.merge_timeout_seconds),
-        "INFINITE_CONTEXT_REDIS_PREFIX": s.redis_prefix,
-    }
-    optional = {
-        "INFINITE_CONTEXT_STORE_URL": s.store_url,
-        "INFINITE_CONTEXT_GEMINI_BASE_URL": s.gemini_base_url,
-        "INFINITE_CONTEXT_ANTHROPIC_BASE_URL": s.anthropic_base_url,
-        "GEMINI_API_KEY": s.gemini_api_key.get_secret_value() if s.gemini_api_key else None,
-        "ANTHROPIC_API_KEY": s.anthropic_api_key.get_secret_value() if s.anthropic_api_key else None,
-    }
-    env.update({k: v for k, v in optional.items() if v})
-    return env
+def run_job(raw: bytes) -> int:
+    """Run one refinement job (the child's side); 0 on success or when no LLM tier succeeded."""
+    import orjson
+
+    from .brain import ProjectBrain
+    from .config import Settings
+    from .facts import ContextFacts
+    from .logs import setup_logging
+
+    job = orjson.loads(raw)
+    settings = Settings(**job["settings"])
+    setup_logging(settings.log_level)
+    facts = ContextFacts.model_validate(job["facts"])
+    with ProjectBrain.open(job["project_root"], settings) as brain:
+        result = brain.refine(facts, int(job["version"]), job.get("token_count"))
+    log.info(
+        "refinement %s",
+        f"stored v{result.version} ({result.merged_by})" if result else "kept the offline merge",
+        extra={"base_version": job["version"]},
+    )
+    return 0
 
 
-def read_context_file(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8")
-    finally:
-        path.unlink(missing_ok=True)
+if __name__ == "__main__":
+    sys.exit(run_job(sys.stdin.buffer.read()))

@@ -1,66 +1,155 @@
-"""The resume text: the state as Markdown, in the seed's section order, within a token budget."""
+"""The resume text: the state as Markdown within a token budget, most important first.
+
+Sections in priority order: current work (the task, the subtask in progress, what is not
+committed yet, the last step, what is left), blockers, files, decisions, recent changes, notebook
+variables, overview, architecture. Within the budget each section keeps as many whole items as
+fit, highest priority first; an item is never cut mid-word, and a section that does not fit at
+all is left out rather than the higher ones shortened. Claude Code markup that an older state may
+hold is removed.
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from datetime import datetime
 
-from .merge.integrity import fit_to_cap
 from .models import ProjectState
 from .tokens import count_tokens
+from .transcript.markup import strip_markup
+
+MIN_ITEM_TOKENS = 12  # a shortened item below this says nothing
 
 
 def _when(moment: datetime | None) -> str:
     return moment.strftime("%Y-%m-%d %H:%M UTC") if moment else "never"
 
 
-def render_markdown(state: ProjectState) -> str:
-    pc, ac, meta = state.project_context, state.active_context, state.meta
-    lines = [
-        f"# Project context (v{meta.version} · {_when(meta.last_checkpoint)} · merged by {meta.merged_by})",
-        "",
-    ]
-    if pc.overview:
-        lines += ["## Overview", pc.overview, ""]
-    if pc.architecture:
-        lines += ["## Architecture", pc.architecture, ""]
-    lines += ["## Current task", ac.current_task or "_none recorded_", ""]
+def _clean(text: str) -> str:
+    return " ".join(strip_markup(text).split()) if "<" in text else " ".join(text.split())
+
+
+@dataclass
+class _Section:
+    title: str
+    items: list[str] = field(default_factory=list)
+
+
+def _sections(state: ProjectState, missing: set[str]) -> list[_Section]:
+    pc, ac = state.project_context, state.active_context
+    work = _Section("## Current work")
+    work.items.append(f"**Task:** {_clean(ac.current_task) or '_none recorded_'}")
+    if ac.in_progress:
+        work.items.append(f"**In progress:** {_clean(ac.in_progress)}")
+    if ac.uncommitted_files:
+        work.items.append(f"**Not committed yet:** {', '.join(f'`{p}`' for p in ac.uncommitted_files)}")
+    if ac.last_step:
+        work.items.append(f"**Last step:** {_clean(ac.last_step)}")
+    sections = [work]
+    if ac.next_steps:
+        sections.append(_Section("## Next steps", [f"- {_clean(s)}" for s in ac.next_steps]))
+    if ac.blockers:
+        sections.append(
+            _Section(
+                "## Blockers (failing, not fixed yet)",
+                [
+                    f"- `{b.check}` failed" + (f": {_clean(b.detail)}" if b.detail else "")
+                    for b in reversed(ac.blockers)
+                ],
+            )
+        )
     if ac.active_files:
-        lines += ["## Active files", *[f"- `{path}`" for path in ac.active_files], ""]
-    if pc.recent_changes:
-        lines.append("## Recent changes (newest first)")
-        for change in reversed(pc.recent_changes):
-            files = f" ({', '.join(change.files[:6])})" if change.files else ""
-            lines.append(f"- {_when(change.timestamp)}: {change.summary}{files}")
-        lines.append("")
+        if all(p in missing for p in ac.active_files):  # another checkout, or a replay: say it once
+            files = _Section(
+                "## Active files (none of them on disk here)", [f"- `{p}`" for p in ac.active_files]
+            )
+        else:
+            files = _Section(
+                "## Active files",
+                [f"- `{p}`" + (" (not on disk here)" if p in missing else "") for p in ac.active_files],
+            )
+        sections.append(files)
     pending = [d for d in ac.active_decisions if d.status == "pending"]
     decided = [d for d in ac.active_decisions if d.status == "decided"]
     if pending or decided:
-        lines.append("## Decisions")
-        lines += [f"- [pending] {d.question}" for d in pending]
-        for d in decided:
+        items = [
+            f"- [open] {_clean(d.question)}" + (" (you asked the user)" if d.from_assistant else "")
+            for d in pending
+        ]
+        for d in reversed(decided):
             asked = d.question.endswith("?") and d.decision
-            lines.append(
-                f"- [decided] {d.question} → {d.decision}"
+            items.append(
+                f"- [decided] {_clean(d.question)} → {_clean(d.decision or '')}"
                 if asked
-                else f"- [decided] {d.decision or d.question}"
+                else f"- [decided] {_clean(d.decision or d.question)}"
             )
-        lines.append("")
-    return "\n".join(lines).rstrip() + "\n"
+        sections.append(_Section("## Decisions", items))
+    if pc.recent_changes:
+        sections.append(
+            _Section(
+                "## Recent changes (newest first)",
+                [
+                    f"- {_when(c.timestamp)}: {_clean(c.summary)}"
+                    + (f" ({', '.join(c.files[:6])})" if c.files else "")
+                    for c in reversed(pc.recent_changes)
+                ],
+            )
+        )
+    if ac.variables:
+        sections.append(_Section("## Notebook variables", [f"- {v}" for v in ac.variables]))
+    if pc.overview:
+        sections.append(_Section("## Overview", [_clean(pc.overview)]))
+    if pc.architecture:
+        sections.append(_Section("## Architecture", [_clean(pc.architecture)]))
+    return sections
 
 
-def render_within(state: ProjectState, max_tokens: int | None) -> str:
-    """Markdown of ``state`` trimmed (oldest, least important first) to ``max_tokens``."""
-    text = render_markdown(state)
-    if max_tokens is None or count_tokens(text) <= max_tokens:
-        return text
-    cap = max(200, int(max_tokens * 1.2))
-    while cap >= 100:
-        text = render_markdown(fit_to_cap(state, cap))
-        if count_tokens(text) <= max_tokens:
-            return text
-        cap = int(cap * 0.8)
-    # Tiny budgets: keep the heading and the current task, cut the rest.
-    words = render_markdown(fit_to_cap(state, 100)).split(" ")
-    while words and count_tokens(" ".join(words)) > max_tokens:
-        words = words[: max(1, len(words) * 4 // 5)] if len(words) > 1 else []
-    return " ".join(words) + " …\n" if words else ""
+def _shorten(item: str, tokens: int) -> str | None:
+    """``item`` cut at a word boundary to at most ``tokens`` (None when too little is left)."""
+    if tokens < MIN_ITEM_TOKENS:
+        return None
+    words = item.split(" ")
+    low, high = 1, len(words)
+    best: str | None = None
+    while low <= high:  # the longest prefix of whole words that fits
+        mid = (low + high) // 2
+        candidate = " ".join(words[:mid]) + " …"
+        if count_tokens(candidate) <= tokens:
+            best, low = candidate, mid + 1
+        else:
+            high = mid - 1
+    return best
+
+
+def render_within(state: ProjectState, max_tokens: int | None, missing: set[str] | None = None) -> str:
+    """Markdown of ``state`` in at most ``max_tokens`` tokens (all of it when None)."""
+    meta = state.meta
+    header = (
+        f"# Project context (v{meta.version} · {_when(meta.last_checkpoint)} · merged by {meta.merged_by})"
+    )
+    budget = max_tokens if max_tokens is not None else 10**9
+    used = count_tokens(header)
+    out: list[str] = [header]
+    for section in _sections(state, missing or set()):
+        title_cost = count_tokens(section.title)
+        kept: list[str] = []
+        for item in section.items:
+            cost = count_tokens(item)
+            room = budget - used - title_cost * (not kept)
+            if cost <= room:
+                kept.append(item)
+                used += cost
+                continue
+            short = _shorten(item, room) if not kept else None
+            if short is not None:
+                kept.append(short)
+                used += count_tokens(short)
+            break
+        if kept:
+            used += title_cost
+            out += ["", section.title, *kept]
+    return "\n".join(out).rstrip() + "\n"
+
+
+def render_markdown(state: ProjectState) -> str:
+    """The whole state as Markdown (no budget)."""
+    return render_within(state, None)

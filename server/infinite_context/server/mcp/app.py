@@ -95,8 +95,9 @@ def build_server(factory: Callable[[], ProjectBrain]) -> tuple[MCPServer, BrainH
     register_memory_tools(app, _memory)
 
     @app.tool(
-        description="Merge what happened into the project brain (a new version). Write short labelled "
-        "lines: Done:, Current task:, Decided:, Question:, Files:."
+        description="Merge what happened into the project brain (a new version; stored at once). "
+        "Write short labelled lines: Current task:, In progress:, Done:, Next steps:, Blockers:, "
+        "Decided:, Question:, Files:."
     )
     def checkpoint(
         context: Annotated[str, Field(description="What was done, decided and is next; name files by path.")],
@@ -222,8 +223,9 @@ def build_server(factory: Callable[[], ProjectBrain]) -> tuple[MCPServer, BrainH
 
 
 def _transcript_root(brain: ProjectBrain) -> Path:
-    """Claude Code keys transcripts on the folder it started in, which is this server's cwd."""
-    return brain.settings.project_root or Path.cwd()
+    """Claude Code keys transcripts on the folder it started in: the folder ``locate_project``
+    chose for this brain (``CLAUDE_PROJECT_DIR`` or this server's cwd unless overridden)."""
+    return brain.project.folder or brain.project.root
 
 
 def serve(factory: Callable[[], ProjectBrain]) -> None:

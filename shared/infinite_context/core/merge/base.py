@@ -1,6 +1,6 @@
 """The Merger contract: ``merge(request) -> MergeResult``.
 
-A request carries the old state (or None), the already redacted context, and what a merger
+A request carries the old state (or None), the already redacted context facts, and what a merger
 needs to keep the result honest (session id, project root, token cap, the clock). Mergers
 return a state without version bookkeeping; ``ProjectBrain`` stamps the version the store
 assigns.
@@ -13,13 +13,14 @@ from datetime import datetime
 from pathlib import Path
 from typing import Protocol
 
+from ..facts import ContextFacts
 from ..models import ProjectState
 
 
 @dataclass(frozen=True)
 class MergeRequest:
     old: ProjectState | None
-    context: str
+    facts: ContextFacts
     session_id: str
     project_root: Path
     token_cap: int
@@ -36,6 +37,17 @@ class MergeResult:
 
 
 class Merger(Protocol):
+    #: the tier ("offline", "gemini", "chain")
     name: str
+
+    @property
+    def label(self) -> str:
+        """What ``merged_by`` / ``refining`` show: "offline", "gemini:<model>"."""
+        ...
+
+    @property
+    def uses_network(self) -> bool:
+        """True when a merge may call a provider (the brain then refines in the background)."""
+        ...
 
     def merge(self, request: MergeRequest) -> MergeResult: ...

@@ -2,16 +2,16 @@
 
 ``INFINITE_CONTEXT_MERGE`` picks the tiers: ``auto`` (default) uses every tier that has a key,
 in that order; ``gemini`` / ``anthropic`` use only that provider (then offline); ``offline``
-never calls the network. Each failure is logged with the reason (a rejected key, a 5xx after
-retries, an answer that failed validation) so the fallback is visible, and ``merged_by``
-records which tier produced the stored state.
+never calls the network. Which tiers run and which key each uses is decided once, in
+``merge_plan`` (``doctor`` and ``status`` show the same plan). Each failure is logged with the
+reason (a rejected key, a 5xx after retries, an answer that failed validation) so the fallback
+is visible, and ``merged_by`` records which tier produced the stored state.
 """
 
 from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from typing import Any
 
 from ..config import Settings
 from ..errors import ConfigError
@@ -34,8 +34,9 @@ class MergeChain:
         return bool(self.tiers)
 
     @property
-    def first_label(self) -> str:
-        return self.tiers[0].label if self.tiers else self.offline.name
+    def label(self) -> str:
+        """The first tier that will be tried (what a background refinement reports)."""
+        return self.tiers[0].label if self.tiers else self.offline.label
 
     def merge(self, request: MergeRequest) -> MergeResult:
         self.failures = []
@@ -61,21 +62,25 @@ class MergeChain:
 
 
 def build_chain(settings: Settings) -> MergeChain:
+    """The chain ``merge_plan`` describes: the same tiers, keys and models, in the same order."""
+    from ..merge_plan import merge_plan
     from .anthropic import AnthropicMerger
     from .gemini import GeminiMerger
 
-    providers: list[tuple[type[LlmMerger], Any, str, str | None]] = [
-        (GeminiMerger, settings.gemini_api_key, settings.gemini_model, settings.gemini_base_url),
-        (AnthropicMerger, settings.anthropic_api_key, settings.anthropic_model, settings.anthropic_base_url),
-    ]
+    plan = merge_plan(settings)
+    if plan.problem is not None:
+        raise ConfigError(plan.problem, fix=plan.fix)
+    classes: dict[str, type[LlmMerger]] = {"gemini": GeminiMerger, "anthropic": AnthropicMerger}
+    base_urls = {"gemini": settings.gemini_base_url, "anthropic": settings.anthropic_base_url}
     tiers: list[LlmMerger] = []
-    for cls, key, model, base_url in providers:  # in chain order
-        if settings.merge not in ("auto", cls.name):
+    for planned in plan.running:
+        if planned.tier == "offline":
             continue
-        if key is not None:
-            tiers.append(cls(key.get_secret_value(), model, settings.merge_timeout_seconds, base_url))
-        elif settings.merge == cls.name:
-            raise ConfigError(
-                f"INFINITE_CONTEXT_MERGE={cls.name} but no key is set", fix=f"set {cls.key_variable}"
+        key = settings.provider_key(planned.tier).key
+        assert key is not None and planned.model is not None  # the plan runs only tiers with a key
+        tiers.append(
+            classes[planned.tier](
+                key.get_secret_value(), planned.model, settings.merge_timeout_seconds, base_urls[planned.tier]
             )
+        )
     return MergeChain(tiers=tiers)

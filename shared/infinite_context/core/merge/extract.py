@@ -8,9 +8,12 @@ sentence with the cue words below. Everything here is pure and deterministic.
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from ..facts import ContextFacts, DecisionFact, Failure, QuestionFact
 
 # A label at the start of a line, optionally as a markdown heading or bold.
 _LABELS: dict[str, str] = {
@@ -28,7 +31,15 @@ _LABELS: dict[str, str] = {
     "working on": "task",
     "next": "task",
     "next step": "task",
-    "next steps": "task",
+    "next steps": "next",
+    "remaining": "next",
+    "left to do": "next",
+    "in progress": "progress",
+    "subtask": "progress",
+    "blocker": "blocker",
+    "blockers": "blocker",
+    "blocked": "blocker",
+    "failing": "blocker",
     "now": "task",
     "todo": "task",
     "done": "done",
@@ -118,6 +129,9 @@ class Extracted:
     prose: list[str] = field(default_factory=list)
     files: list[str] = field(default_factory=list)
     explicit_files: list[str] = field(default_factory=list)
+    next_steps: list[str] = field(default_factory=list)
+    in_progress: list[str] = field(default_factory=list)
+    blockers: list[str] = field(default_factory=list)
 
 
 def clean_sentence(text: str, limit: int = 400) -> str:
@@ -162,6 +176,9 @@ def _bucket(result: Extracted, kind: str) -> list[str]:
         "question": result.questions,
         "prose": result.prose,
         "files": result.explicit_files,
+        "next": result.next_steps,
+        "progress": result.in_progress,
+        "blocker": result.blockers,
     }[kind]
 
 
@@ -261,7 +278,8 @@ _WORD = re.compile(r"[a-z0-9]+")
 _STOP = frozenset(
     (
         "the a an and or of to in on for with is are was were be been it this that we i our my at by from "
-        "as into now then so use using should do does did will would can could not no yes"
+        "as into now then so use using should do does did will would can could not no yes "
+        "which what whether how who when where why"
     ).split()
 )
 
@@ -276,3 +294,48 @@ def similarity(a: str, b: str) -> float:
     if not wa or not wb:
         return 0.0
     return len(wa & wb) / len(wa | wb)
+
+
+def facts_from_text(text: str, project_root: Path) -> ContextFacts:
+    """The facts a free-text checkpoint states (labelled lines and classified prose).
+
+    Files named in passing count only when they exist (prose cannot tell a path from a word);
+    files listed under an explicit label are kept when missing too, if they lie inside the
+    project, so the merger can say they are not on disk instead of dropping them silently."""
+    found = extract(text, project_root)
+    root = project_root.resolve()
+    listed: list[str] = []
+    for chunk in found.explicit_files:
+        for token in chunk.replace(";", ",").split(","):
+            token = token.strip().strip("`'\"")
+            if not token:
+                continue
+            rel = relative_file(token, root) or _inside(token, root)
+            if rel is not None and rel not in listed:
+                listed.append(rel)
+    return ContextFacts(
+        source="text",
+        requests=found.tasks,
+        in_progress=found.in_progress[-1] if found.in_progress else "",
+        files_mentioned=list(dict.fromkeys([*listed, *found.files])),
+        failures=[Failure(check=b) for b in found.blockers],
+        decisions=[DecisionFact(decision=d) for d in found.decisions],
+        questions=[QuestionFact(text=q) for q in found.questions],
+        completions=found.completions,
+        next_steps=found.next_steps,
+        overview=found.overview,
+        architecture=found.architecture,
+        notes=found.prose,
+    )
+
+
+def _inside(token: str, root: Path) -> str | None:
+    """``token`` as a root-relative path if it names a place inside ``root`` (existing or not)."""
+    if "://" in token or not re.fullmatch(r"[\w./~\-]+", token):
+        return None
+    path = Path(token).expanduser()
+    path = path if path.is_absolute() else root / path
+    try:
+        return Path(os.path.normpath(path)).relative_to(root).as_posix()
+    except ValueError:
+        return None

@@ -13,14 +13,44 @@ from pathlib import Path
 
 from ..models import MAX_RECENT_CHANGES, ProjectState
 from ..tokens import count_tokens
+from .base import MergeRequest
 from .extract import clean_sentence, relative_file
 
 MAX_ACTIVE_FILES = 25
 MAX_DECIDED = 12
+MAX_NEXT_STEPS = 8
+MAX_BLOCKERS = 6
 
 
 def state_tokens(state: ProjectState) -> int:
     return count_tokens(state.model_dump_json())
+
+
+def known_files(request: MergeRequest) -> set[str]:
+    """Paths a merge may keep without checking the disk: the facts' and the old state's."""
+    facts = request.facts
+    known = {*facts.files_edited, *facts.files_read, *facts.files_mentioned, *facts.uncommitted}
+    for commit in facts.commits:
+        known.update(commit.files)
+    if request.old is not None:
+        ac = request.old.active_context
+        known.update(ac.active_files, ac.uncommitted_files)
+        for change in request.old.project_context.recent_changes:
+            known.update(change.files)
+    return known
+
+
+def keep_known_files(paths: list[str], root: Path, known: set[str]) -> tuple[list[str], list[str]]:
+    """(kept, dropped): known paths as they are, other paths only if they exist inside ``root``."""
+    kept: list[str] = []
+    dropped: list[str] = []
+    for path in paths:
+        rel = path if path in known else relative_file(path, root)
+        if rel is None:
+            dropped.append(path)
+        elif rel not in kept:
+            kept.append(rel)
+    return kept, dropped
 
 
 def existing_files(paths: list[str], root: Path) -> tuple[list[str], list[str]]:
@@ -65,6 +95,29 @@ def _trim_steps(state: ProjectState) -> list[Callable[[], bool]]:
                 ac.active_decisions.pop(i)
                 return True
         return False
+
+    def fewer_next_steps() -> bool:
+        if len(ac.next_steps) > 3:
+            ac.next_steps.pop()
+            return True
+        return False
+
+    def shorten_details() -> bool:
+        changed = False
+        if len(ac.last_step) > 160:
+            ac.last_step = clean_sentence(ac.last_step, 160)
+            changed = True
+        for blocker in ac.blockers:
+            if len(blocker.detail) > 160:
+                blocker.detail = clean_sentence(blocker.detail, 160)
+                changed = True
+        if len(ac.variables) > 10:
+            ac.variables = ac.variables[-10:]
+            changed = True
+        if len(ac.uncommitted_files) > 10:
+            ac.uncommitted_files = ac.uncommitted_files[:10]
+            changed = True
+        return changed
 
     def shorten_architecture() -> bool:
         if len(pc.architecture) > 200:
@@ -114,8 +167,12 @@ def _trim_steps(state: ProjectState) -> list[Callable[[], bool]]:
             pc.overview = _shorten(pc.overview, 0.5) if len(pc.overview) > 80 else ""
             ac.active_files = ac.active_files[: len(ac.active_files) // 2]
             return True
-        if len(ac.current_task) > 80:
+        # 81: clean_sentence may end a cut word with "…" (one character over), which must not loop.
+        if len(ac.current_task) > 81 or len(ac.in_progress) > 81 or ac.last_step or ac.next_steps:
             ac.current_task = clean_sentence(ac.current_task, 80)
+            ac.in_progress = clean_sentence(ac.in_progress, 80)
+            ac.last_step = ""
+            ac.next_steps = ac.next_steps[:1] if len(ac.next_steps) > 1 else []
             return True
         return False
 
@@ -123,6 +180,8 @@ def _trim_steps(state: ProjectState) -> list[Callable[[], bool]]:
         shorten_old_changes,
         drop_oldest_change,
         drop_oldest_decided,
+        fewer_next_steps,
+        shorten_details,
         shorten_architecture,
         shorten_overview,
         fewer_files,
@@ -140,6 +199,9 @@ def fit_to_cap(state: ProjectState, cap: int) -> ProjectState:
     # Structural limits first: they hold whatever the size.
     pc.recent_changes = pc.recent_changes[-MAX_RECENT_CHANGES:]
     ac.active_files = ac.active_files[:MAX_ACTIVE_FILES]
+    ac.uncommitted_files = ac.uncommitted_files[:MAX_ACTIVE_FILES]
+    ac.next_steps = ac.next_steps[:MAX_NEXT_STEPS]
+    ac.blockers = ac.blockers[-MAX_BLOCKERS:]
     decided = [d for d in ac.active_decisions if d.status == "decided"]
     if len(decided) > MAX_DECIDED:
         surplus = {id(d) for d in decided[: len(decided) - MAX_DECIDED]}
@@ -155,7 +217,13 @@ def fit_to_cap(state: ProjectState, cap: int) -> ProjectState:
 
 
 def problems(
-    old: ProjectState | None, new: ProjectState, *, session_id: str, root: Path, cap: int
+    old: ProjectState | None,
+    new: ProjectState,
+    *,
+    session_id: str,
+    root: Path,
+    cap: int,
+    known: set[str] | frozenset[str] = frozenset(),
 ) -> list[str]:
     """Reasons ``new`` must not be stored (empty when it is acceptable)."""
     found: list[str] = []
@@ -163,7 +231,9 @@ def problems(
         found.append(f"session id changed from {session_id} to {new.meta.session_id}")
     if len(new.project_context.recent_changes) > MAX_RECENT_CHANGES:
         found.append(f"recent_changes holds {len(new.project_context.recent_changes)} entries (max 10)")
-    outside = [p for p in new.active_context.active_files if relative_file(p, root) is None]
+    outside = [
+        p for p in new.active_context.active_files if p not in known and relative_file(p, root) is None
+    ]
     if outside:
         found.append(f"active files outside the project or missing: {', '.join(outside[:5])}")
     if old is not None:

@@ -19,7 +19,7 @@ from pydantic import ValidationError
 
 from ..models import ProjectState
 from .base import MergeRequest, MergeResult
-from .integrity import existing_files, problems
+from .integrity import keep_known_files, known_files, problems
 
 log = logging.getLogger(__name__)
 
@@ -53,10 +53,14 @@ def state_schema() -> dict[str, object]:
 
 def build_prompt(request: MergeRequest) -> str:
     old = request.old or ProjectState.empty(request.session_id)
-    context = request.context
+    facts = request.facts.model_copy()
+    context = facts.model_dump_json(exclude_defaults=True, indent=1)
+    while len(context) > MAX_CONTEXT_CHARS_SENT and facts.notes:
+        # Free prose is the least structured part: it goes first when the facts are huge.
+        facts.notes = facts.notes[len(facts.notes) // 2 + 1 :] if len(facts.notes) > 1 else []
+        context = facts.model_dump_json(exclude_defaults=True, indent=1)
     if len(context) > MAX_CONTEXT_CHARS_SENT:
-        # Keep the newest part: it holds the current task and the latest decisions.
-        context = "…(older part omitted)…\n" + context[-MAX_CONTEXT_CHARS_SENT:]
+        context = context[:MAX_CONTEXT_CHARS_SENT] + "…"
     return load_prompt_template().format(
         session_id=request.session_id,
         now=request.now.isoformat(),
@@ -77,6 +81,7 @@ class LlmMerger:
 
     name = "llm"
     key_variable = "API_KEY"
+    uses_network = True
 
     def __init__(self, api_key: str, model: str, timeout_seconds: float, base_url: str | None = None) -> None:
         self.model = model
@@ -138,19 +143,25 @@ class LlmMerger:
             detail = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in errors[:3])
             raise ProviderFailure(self.name, "invalid_output", f"answer {kind}: {detail}") from None
         warnings: list[str] = []
-        kept, dropped = existing_files(state.active_context.active_files, request.project_root)
+        # Paths the facts or the old state name are real even when not on disk now; others must
+        # exist, or they were invented and are removed rather than failing the whole merge.
+        known = known_files(request)
+        kept, dropped = keep_known_files(state.active_context.active_files, request.project_root, known)
         if dropped:
-            # Stale or invented paths are removed rather than failing the whole merge.
             warnings.append(f"{self.name} named files that do not exist; dropped: {', '.join(dropped[:5])}")
         state.active_context.active_files = kept
+        state.active_context.uncommitted_files = keep_known_files(
+            state.active_context.uncommitted_files, request.project_root, known
+        )[0]
         for change in state.project_context.recent_changes:
-            change.files = existing_files(change.files, request.project_root)[0]
+            change.files = keep_known_files(change.files, request.project_root, known)[0]
         found = problems(
             request.old,
             state,
             session_id=request.session_id,
             root=request.project_root,
             cap=request.token_cap,
+            known=known,
         )
         if found:
             raise ProviderFailure(self.name, "invalid_output", "answer rejected: " + "; ".join(found))

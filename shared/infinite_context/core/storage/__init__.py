@@ -26,11 +26,7 @@ from .parts import (
     UpdateOutcome,
 )
 
-#: the former name of ``Store`` (one base class), kept for callers not yet moved to ``Store``
-BaseStore = Store
-
 __all__ = [
-    "BaseStore",
     "Change",
     "ChangeCallback",
     "ChangeFeed",

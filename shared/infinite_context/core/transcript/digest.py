@@ -1,70 +1,63 @@
-"""A checkpoint context cut from a stretch of a Claude Code transcript.
+"""Context facts read from a stretch of a Claude Code transcript, the way an engineer would.
 
-What an engineer would write in a hand-off note, read from the transcript: the user's requests
-(the last one is the current task), the assistant's conclusions (its closing text), the files it
-edited (Edit / Write / MultiEdit inputs), the commands it ran and the errors it met. Tool outputs
-never enter the text: only their observations' gist (commands, error lines). Paths under the
-session's working folder are made relative to it, as the merger stores them.
+What counts: the user's requests (Claude Code's injected markup filtered, "continue" is not a
+request), the task list (TodoWrite, TaskCreate / TaskUpdate), issue-tracker commands, the files
+edited (Edit / Write / MultiEdit / NotebookEdit that succeeded) and read, shell commands with
+their outcome, failing checks until a later run passes, commits, the assistant's turn-ending
+replies and its latest narration, questions it asked and whether the user answered, answers to
+AskUserQuestion. Tool outputs never enter the facts beyond a few failure lines.
+
+Paths are made project-relative from each entry's own ``cwd`` (a ``cd`` mid-session changes it).
 """
 
 from __future__ import annotations
 
+import os
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
+from typing import Any
 
-from .reader import AssistantEntry, Entry, SystemEntry, TranscriptReader, UserEntry
+import orjson
+
+from ..facts import CommandRun, ContextFacts, DecisionFact, Failure, QuestionFact, TaskItem
+from .commands import classify, commit_of, failure_lines, outcome, settles, tracker_events
+from .markup import is_acknowledgement, strip_markup, user_text
+from .reader import AssistantEntry, Entry, SystemEntry, ToolResult, ToolUse, TranscriptReader, UserEntry
 
 EDIT_TOOLS = {"Edit", "Write", "MultiEdit", "NotebookEdit"}
-PROMPT_CHARS = 300
+REQUEST_CHARS = 400
 CONCLUSION_CHARS = 400
-_NOISE_PREFIXES = ("<command-", "<local-command", "<system-reminder", "Caveat:", "[Request interrupted")
+STEP_CHARS = 300
+COMMAND_CHARS = 160
+_TASK_STATUSES = {"pending", "in_progress", "completed"}
+_TASK_CREATED = re.compile(r"Task #?(\w+) created", re.I)
 
 
-@dataclass
-class WindowDigest:
-    prompts: list[str] = field(default_factory=list)
-    conclusions: list[str] = field(default_factory=list)
-    files_edited: list[str] = field(default_factory=list)
-    files_read: list[str] = field(default_factory=list)
-    commands: list[str] = field(default_factory=list)
-    errors: list[str] = field(default_factory=list)
-    tool_uses: int = 0
-    first_line: int = 0
-    last_line: int = 0
-
-    @property
-    def empty(self) -> bool:
-        return not (self.prompts or self.conclusions or self.files_edited or self.commands)
-
-    def context_text(self) -> str:
-        """Labelled lines, the checkpoint format both mergers read best."""
-        lines: list[str] = [f"Done: {c}" for c in self.conclusions[-3:]]
-        if self.files_edited:
-            lines.append("Files edited: " + ", ".join(self.files_edited[-15:]))
-        if self.files_read:
-            lines.append("Files read: " + ", ".join(self.files_read[-10:]))
-        if self.commands:
-            lines.append("Commands run: " + "; ".join(self.commands[-6:]))
-        lines += [f"Error: {e}" for e in self.errors[-3:]]
-        if self.prompts:  # the latest request last: of several task lines, the last one wins
-            lines += [f"User request: {p}" for p in self.prompts[-4:-1]]
-            lines.append(f"Current task: {self.prompts[-1]}")
-        return "\n".join(lines)
-
-
-def _one_line(text: str, limit: int) -> str:
+def clip(text: str, limit: int) -> str:
+    """One line of at most ``limit`` characters, cut at a word boundary."""
     flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+    if len(flat) <= limit:
+        return flat
+    cut = flat[: limit - 1].rsplit(" ", 1)[0]
+    return cut.rstrip(",;:") + "…"
 
 
-def _relative(path: str, cwd: str | None) -> str:
-    if cwd:
+def project_path(raw: str, cwd: str, roots: Iterable[Path]) -> str:
+    """``raw`` relative to the first root that holds it (absolute POSIX path otherwise)."""
+    path = PurePosixPath(raw)
+    if not path.is_absolute() and cwd:
+        path = PurePosixPath(cwd) / path
+    path = PurePosixPath(os.path.normpath(str(path)))
+    if not path.is_absolute():
+        return path.as_posix()
+    for root in roots:
         try:
-            return str(Path(path).relative_to(cwd))
+            return path.relative_to(PurePosixPath(root)).as_posix()
         except ValueError:
-            pass
-    return path
+            continue
+    return path.as_posix()
 
 
 def _add(items: list[str], value: str) -> None:
@@ -73,62 +66,229 @@ def _add(items: list[str], value: str) -> None:
     items.append(value)
 
 
-def digest(entries: Iterable[Entry], cwd: str | None = None) -> WindowDigest:
-    """Digest of the main-chain entries given (sidechains belong to subagents)."""
-    out = WindowDigest()
+def _last_question(text: str) -> str | None:
+    """The last sentence of a reply that asks the user something."""
+    if "?" not in text:
+        return None
+    sentences = re.split(r"(?<=[.!?])\s+", text.strip())
+    asked = [s for s in sentences if s.rstrip().endswith("?")]
+    return clip(asked[-1], 300) if asked else None
+
+
+@dataclass
+class _Walk:
+    roots: list[Path]
+    cwd: str = ""
+    facts: ContextFacts = field(default_factory=lambda: ContextFacts(source="transcript"))
+    uses: dict[str, tuple[ToolUse, str, int | None]] = field(default_factory=dict)
+    failing: dict[str, Failure] = field(default_factory=dict)
+    todo: list[TaskItem] | None = None
+    task_items: dict[str, TaskItem] = field(default_factory=dict)
+    since_commit: list[str] = field(default_factory=list)
+    open_question: QuestionFact | None = None
+    edits_seen: set[str] = field(default_factory=set)
+
+    def path(self, raw: str, cwd: str) -> str:
+        return project_path(raw, cwd, self.roots)
+
+    # ---- assistant turns ----------------------------------------------------------------------
+    def assistant(self, entry: AssistantEntry) -> None:
+        self.cwd = entry.cwd or self.cwd
+        for use in entry.tool_uses:
+            self.facts.tool_uses += 1
+            self.tool_use(use)
+        text = strip_markup(" ".join(t.strip() for t in entry.texts if t.strip()))
+        if not text:
+            return
+        self.facts.last_step = clip(text, STEP_CHARS)
+        if not entry.tool_uses:  # a reply that ends the turn: its conclusion
+            self.facts.conclusions.append(clip(text, CONCLUSION_CHARS))
+            asked = _last_question(text)
+            if asked:
+                self.open_question = QuestionFact(text=asked, from_assistant=True)
+                self.facts.questions.append(self.open_question)
+
+    def tool_use(self, use: ToolUse) -> None:
+        data = use.input
+        index: int | None = None
+        if use.name == "Bash" and isinstance(data.get("command"), str):
+            command = str(data["command"])
+            kind, check = classify(command)
+            self.facts.commands.append(
+                CommandRun(command=clip(command, COMMAND_CHARS), kind=kind, check=check)
+            )
+            index = len(self.facts.commands) - 1
+        elif use.name == "Read" and isinstance(data.get("file_path"), str):
+            read = self.path(str(data["file_path"]), self.cwd)
+            if not read.startswith("/"):  # reading a temp or system file says little of the work
+                _add(self.facts.files_read, read)
+        elif use.name == "TodoWrite" and isinstance(data.get("todos"), list):
+            self.todo = [
+                TaskItem(content=clip(str(t.get("content", "")), 200), status=t.get("status", "pending"))
+                for t in data["todos"]
+                if isinstance(t, dict) and t.get("content") and t.get("status") in _TASK_STATUSES
+            ]
+        elif use.name == "TaskUpdate":
+            self.task_update(data)
+        elif use.name in {"Task", "Agent"} and isinstance(data.get("description"), str):
+            agent = str(data.get("subagent_type") or "subagent")
+            self.facts.commands.append(
+                CommandRun(command=clip(f"{agent} agent: {data['description']}", COMMAND_CHARS), kind="run")
+            )
+        self.uses[use.id] = (use, self.cwd, index)
+
+    def task_update(self, data: dict[str, Any]) -> None:
+        key = str(data.get("taskId") or "")
+        item = self.task_items.get(key)
+        if item is None:
+            item = self.task_items[key] = TaskItem(content=str(data.get("subject") or f"task {key}"))
+        if isinstance(data.get("subject"), str):
+            item.content = clip(str(data["subject"]), 200)
+        status = data.get("status")
+        if status == "deleted":
+            self.task_items.pop(key, None)
+        elif status in _TASK_STATUSES:
+            item.status = status
+
+    # ---- user turns ---------------------------------------------------------------------------
+    def user(self, entry: UserEntry) -> None:
+        self.cwd = entry.cwd or self.cwd
+        if not (entry.is_meta or entry.is_compact_summary):
+            for raw in entry.texts:
+                text = user_text(raw)
+                if not text:
+                    continue
+                self.facts.user_replied = True
+                if self.open_question is not None:
+                    self.open_question.answer = clip(text, 200)
+                    self.open_question = None
+                if not is_acknowledgement(text):
+                    self.facts.requests.append(clip(text, REQUEST_CHARS))
+        for result in entry.tool_results:
+            known = self.uses.pop(result.tool_use_id, None)
+            if known is not None:
+                self.tool_result(*known, result)
+
+    def tool_result(self, use: ToolUse, cwd: str, index: int | None, result: ToolResult) -> None:
+        data = use.input
+        if use.name in EDIT_TOOLS:
+            raw = data.get("file_path") or data.get("notebook_path")
+            if isinstance(raw, str) and not result.is_error:
+                self.edited(self.path(raw, cwd))
+            return
+        if use.name == "TaskCreate":
+            created = _TASK_CREATED.search(result.text())
+            key = created.group(1) if created else str(len(self.task_items) + 1)
+            subject = data.get("subject") or data.get("description") or ""
+            if subject and not result.is_error:
+                self.task_items[key] = TaskItem(content=clip(str(subject), 200))
+            return
+        if use.name == "AskUserQuestion" and isinstance(result.extra, dict):
+            answers = result.extra.get("answers")
+            if isinstance(answers, dict):
+                for question, answer in answers.items():
+                    self.facts.decisions.append(
+                        DecisionFact(question=clip(str(question), 200), decision=clip(str(answer), 300))
+                    )
+            return
+        if index is not None:
+            self.command_result(self.facts.commands[index], str(data.get("command", "")), result)
+
+    def edited(self, path: str) -> None:
+        _add(self.facts.files_edited, path)
+        _add(self.since_commit, path)
+
+    def command_result(self, run: CommandRun, command: str, result: ToolResult) -> None:
+        output = result.text()
+        if "nothing to commit, working tree clean" in output:  # git status / an empty commit
+            self.since_commit = []
+            self.facts.clean_tree = True
+        run.ok = outcome(run.kind, output, result.is_error)
+        if run.ok is None:
+            return
+        self.facts.tracker += tracker_events(command, output) if run.ok else []
+        if not run.ok:
+            run.failure_lines = failure_lines(output)
+            if run.check:
+                self.failing.pop(run.check, None)  # re-added last: the newest failure reads first
+                self.failing[run.check] = Failure(check=run.check, lines=run.failure_lines)
+            return
+        if run.check:
+            for check in [c for c in self.failing if settles(run.check, c)]:
+                del self.failing[check]
+            _add(self.facts.passed_checks, run.check)
+        commit = commit_of(command, output)
+        if commit is not None:
+            commit.files = list(self.since_commit)
+            self.facts.commits.append(commit)
+            self.since_commit = []
+
+    def finish(self) -> ContextFacts:
+        # Edits whose result lies past the window's end (Claude Code is still writing) count.
+        for use, cwd, _index in self.uses.values():
+            raw = use.input.get("file_path") or use.input.get("notebook_path")
+            if use.name in EDIT_TOOLS and isinstance(raw, str):
+                self.edited(self.path(raw, cwd))
+        facts = self.facts
+        facts.failures = list(self.failing.values())
+        facts.uncommitted = list(self.since_commit)
+        if self.todo is not None:
+            facts.tasks = self.todo
+        elif self.task_items:
+            facts.tasks = list(self.task_items.values())
+        return facts
+
+
+def digest(entries: Iterable[Entry], roots: Iterable[Path] = ()) -> ContextFacts:
+    """Facts of the main-chain entries given (sidechains belong to subagents)."""
+    walk = _Walk(roots=[Path(r) for r in roots])
     for entry in entries:
-        line = getattr(entry, "line", 0)
-        out.first_line = out.first_line or line
-        out.last_line = max(out.last_line, line)
         if isinstance(entry, UserEntry) and not entry.is_sidechain:
-            cwd = cwd or entry.cwd or None
-            if not entry.is_meta and not entry.is_compact_summary:
-                for text in entry.texts:
-                    stripped = text.strip()
-                    if stripped and not stripped.startswith(_NOISE_PREFIXES):
-                        out.prompts.append(_one_line(stripped, PROMPT_CHARS))
-            for result in entry.tool_results:
-                if result.is_error:
-                    first = next((ln for ln in result.text().splitlines() if ln.strip()), "")
-                    if first:
-                        out.errors.append(_one_line(first, 200))
+            walk.user(entry)
         elif isinstance(entry, AssistantEntry) and not entry.is_sidechain:
-            for use in entry.tool_uses:
-                out.tool_uses += 1
-                path = use.input.get("file_path") or use.input.get("notebook_path")
-                if use.name in EDIT_TOOLS and isinstance(path, str):
-                    _add(out.files_edited, _relative(path, cwd))
-                elif use.name == "Read" and isinstance(path, str):
-                    _add(out.files_read, _relative(path, cwd))
-                elif use.name == "Bash" and isinstance(use.input.get("command"), str):
-                    out.commands.append(_one_line(str(use.input["command"]), 120))
-            if entry.texts and not entry.tool_uses:  # a reply that ends a turn: its conclusion
-                text = " ".join(t.strip() for t in entry.texts if t.strip())
-                if text:
-                    out.conclusions.append(_one_line(text, CONCLUSION_CHARS))
-    return out
+            walk.assistant(entry)
+    return walk.finish()
 
 
-def windows(path: Path, every: int = 20) -> Iterator[tuple[WindowDigest, list[str]]]:
-    """Consecutive digests of a transcript, one per ``every`` tool uses (the harness replays
-    them as checkpoints). Each comes with the files edited in that window."""
+def session_root(path: Path, max_lines: int = 200) -> Path | None:
+    """The folder a recorded session started in: the first ``cwd`` its transcript names."""
+    try:
+        with open(path, "rb") as handle:
+            for number, raw in enumerate(handle):
+                if number >= max_lines:
+                    break
+                if b'"cwd"' not in raw:
+                    continue
+                try:
+                    obj = orjson.loads(raw)
+                except orjson.JSONDecodeError:
+                    continue
+                cwd = obj.get("cwd") if isinstance(obj, dict) else None
+                if isinstance(cwd, str) and cwd.startswith("/"):
+                    return Path(cwd)
+    except OSError:
+        return None
+    return None
+
+
+def windows(path: Path, every: int = 20, roots: Iterable[Path] = ()) -> Iterator[ContextFacts]:
+    """Consecutive facts of a transcript, one per ``every`` tool uses (as the hooks would cut
+    them when checkpointing that often)."""
+    start = session_root(path)
+    all_roots = [*roots, *([start] if start else [])]
     pending: list[Entry] = []
-    cwd: str | None = None
     for entry in TranscriptReader(path):
         if isinstance(entry, SystemEntry):
             continue
-        if isinstance(entry, UserEntry) and entry.cwd and cwd is None:
-            cwd = entry.cwd
         pending.append(entry)
         if not isinstance(entry, UserEntry):
             continue
         # Counted here, not as replies arrive: a reply's later lines fold into its entry.
         uses = sum(len(e.tool_uses) for e in pending if isinstance(e, AssistantEntry) and not e.is_sidechain)
         if uses >= every:
-            window = digest(pending, cwd)
-            yield window, list(window.files_edited)
+            yield digest(pending, all_roots)
             pending = []
     if pending:
-        window = digest(pending, cwd)
-        if not window.empty:
-            yield window, list(window.files_edited)
+        facts = digest(pending, all_roots)
+        if not facts.is_empty():
+            yield facts

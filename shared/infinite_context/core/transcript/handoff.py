@@ -1,10 +1,12 @@
 """Checkpoint a Claude Code session from its transcript, before its context is lost.
 
-The SessionEnd and PreCompact hooks call ``checkpoint_from_transcript``: it digests what was
-added to the transcript since the last hand-off of that transcript (a byte cursor per transcript
-under the data dir), and checkpoints it with the offline merge at once (LLM refinement follows in
-the background when a key is set). It is safe to run twice and concurrently: the cursor file is
-locked while a hand-off runs, and nothing new means no checkpoint.
+The SessionEnd and PreCompact hooks call ``checkpoint_from_transcript``: it reads the facts of
+what was added to the transcript since the last hand-off of that transcript (a byte cursor per
+transcript under the data dir), and checkpoints them with the offline merge at once (LLM
+refinement follows in the background when a key is set). Paths are made relative to the project,
+or to the folder the session started in when the brain's project is elsewhere (a replay).
+It is safe to run twice and concurrently: the cursor file is locked while a hand-off runs, and
+nothing new means no checkpoint.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import InvalidInput
-from .digest import digest
+from .digest import digest, session_root
 from .reader import AssistantEntry, TranscriptReader
 
 if TYPE_CHECKING:
@@ -67,9 +69,10 @@ def checkpoint_from_transcript(
         start = _read_cursor(cursor, path)
         reader = TranscriptReader(path, start=start, complete_lines_only=True)
         entries = list(reader)
-        window = digest(entries)
+        started_in = session_root(path)
+        facts = digest(entries, [brain.project.root, *([started_in] if started_in else [])])
         result = None
-        if not window.empty:
+        if not facts.is_empty():
             tokens = next(
                 (
                     e.usage.context_tokens
@@ -78,7 +81,7 @@ def checkpoint_from_transcript(
                 ),
                 None,
             )
-            result = brain.checkpoint(window.context_text(), tokens, wait=False)
+            result = brain.checkpoint(facts=facts, token_count=tokens, wait=False)
         tmp = cursor.with_name(f".{cursor.name}.{os.getpid()}.tmp")
         tmp.write_text(json.dumps({"transcript": str(path), "offset": reader.end, "reason": reason}))
         tmp.replace(cursor)

@@ -9,6 +9,8 @@ Facts it relies on (no official schema exists; they hold for Claude Code 2.1.x):
 * ``tool_use`` blocks sit in assistant lines, ``tool_result`` blocks in user lines;
 * compaction writes a ``system``/``compact_boundary`` line then a ``user`` line with
   ``isCompactSummary``; sidechain lines (``isSidechain``) belong to subagents;
+* a prompt typed while the assistant works is delivered mid-turn and recorded only as a
+  ``queue-operation`` ``enqueue`` line: it is read as a (queued) user entry;
 * very large tool results may live in ``<transcript stem>/tool-results/<tool_use_id>.txt``.
 """
 
@@ -67,6 +69,7 @@ class AssistantEntry:
     thinking: list[str] = field(default_factory=list)
     tool_uses: list[ToolUse] = field(default_factory=list)
     timestamp: str = ""
+    cwd: str = ""
     kind: str = "assistant"
 
 
@@ -81,6 +84,8 @@ class UserEntry:
     is_meta: bool = False
     timestamp: str = ""
     cwd: str = ""
+    #: typed while the assistant was busy: Claude Code records it only as a queue operation
+    queued: bool = False
     kind: str = "user"
 
 
@@ -141,10 +146,15 @@ def _usage(raw: Any) -> Usage:
     )
 
 
+def _object(value: Any) -> dict[str, Any]:
+    # Valid JSON of an unexpected shape ("message": "text" or null) reads as empty, never fatal.
+    return value if isinstance(value, dict) else {}
+
+
 def _parse(number: int, obj: dict[str, Any]) -> Entry | None:
     kind = obj.get("type")
     if kind == "assistant":
-        message = obj.get("message") or {}
+        message = _object(obj.get("message"))
         entry = AssistantEntry(
             line=number,
             uuid=str(obj.get("uuid", "")),
@@ -153,8 +163,10 @@ def _parse(number: int, obj: dict[str, Any]) -> Entry | None:
             is_sidechain=bool(obj.get("isSidechain")),
             usage=_usage(message.get("usage")),
             timestamp=str(obj.get("timestamp", "")),
+            cwd=str(obj.get("cwd") or ""),
         )
-        for block in message.get("content") or []:
+        content = message.get("content")
+        for block in content if isinstance(content, list) else []:
             if not isinstance(block, dict):
                 continue
             btype = block.get("type")
@@ -164,11 +176,11 @@ def _parse(number: int, obj: dict[str, Any]) -> Entry | None:
                 entry.thinking.append(str(block.get("thinking", "")))
             elif btype == "tool_use":
                 entry.tool_uses.append(
-                    ToolUse(str(block.get("id")), str(block.get("name")), block.get("input") or {})
+                    ToolUse(str(block.get("id")), str(block.get("name")), _object(block.get("input")))
                 )
         return entry
     if kind == "user":
-        message = obj.get("message") or {}
+        message = _object(obj.get("message"))
         content = message.get("content")
         user = UserEntry(
             line=number,
@@ -199,7 +211,7 @@ def _parse(number: int, obj: dict[str, Any]) -> Entry | None:
                     user.texts.append(str(block.get("text", "")))
         return user
     if kind == "system":
-        meta = obj.get("compactMetadata") or {}
+        meta = _object(obj.get("compactMetadata"))
         return SystemEntry(
             line=number,
             uuid=str(obj.get("uuid", "")),
@@ -210,6 +222,19 @@ def _parse(number: int, obj: dict[str, Any]) -> Entry | None:
         )
     if kind == "summary":
         return SummaryEntry(line=number, summary=str(obj.get("summary", "")))
+    if (
+        kind == "queue-operation"
+        and obj.get("operation") == "enqueue"
+        and isinstance(obj.get("content"), str)
+    ):
+        return UserEntry(
+            line=number,
+            uuid="",
+            is_sidechain=False,
+            texts=[obj["content"]],
+            timestamp=str(obj.get("timestamp", "")),
+            queued=True,
+        )
     return None
 
 
@@ -250,13 +275,18 @@ class TranscriptReader:
         return merged_entries(((n, obj) for n, _raw, obj in self.raw_lines()), self.stats)
 
 
-def merged_entries(rows: Iterable[tuple[int, dict[str, Any] | None]], stats: ReadStats) -> Iterator[Entry]:
+def merged_entries(
+    rows: Iterable[tuple[int, dict[str, Any] | None]],
+    stats: ReadStats,
+    recent: dict[str, AssistantEntry] | None = None,
+) -> Iterator[Entry]:
     """Typed entries from parsed lines (line number, object or None), assistant replies merged.
 
     Parallel tool calls interleave a reply's lines with tool results, so lines are merged by
     message.id, not adjacency: a later line folds into the entry already yielded (kept in a
-    small recent-ids map, so memory stays flat on huge files)."""
-    recent: dict[str, AssistantEntry] = {}
+    small recent-ids map, so memory stays flat on huge files). Pass ``recent`` to keep that map
+    across reads of one file (an incremental reader resuming at a byte cursor)."""
+    recent = {} if recent is None else recent
     for number, obj in rows:
         if obj is None:
             continue

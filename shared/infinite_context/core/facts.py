@@ -1,0 +1,181 @@
+"""Context facts: what happened since the last checkpoint, as one structured model.
+
+Three producers fill it: the transcript digest (``transcript/digest.py``, Claude Code sessions),
+the notebook recorder (cells, errors, variables) and free text (``merge/extract.py`` reads the
+labelled lines people and models write into ``checkpoint``). Mergers consume it directly: the
+offline merger places each fact, the LLM tiers get it as JSON. No layer renders facts as text for
+another layer to parse back.
+
+Paths are project-relative POSIX paths when the file lies inside the project (or inside the
+folder the recorded session started in), absolute otherwise; whether they exist now is not
+checked here (a replay or a deleted file is still worth naming).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+TaskStatus = Literal["pending", "in_progress", "completed"]
+CheckKind = Literal["test", "lint", "typecheck", "build", "vcs", "run", "other"]
+TrackerAction = Literal["claimed", "closed", "created", "reopened", "viewed"]
+
+
+class _Fact(BaseModel):
+    model_config = ConfigDict(extra="ignore", defer_build=True)
+
+
+class TaskItem(_Fact):
+    """One entry of the assistant's task list (TodoWrite / TaskCreate / TaskUpdate)."""
+
+    content: str
+    status: TaskStatus = "pending"
+
+
+class TrackerEvent(_Fact):
+    """An issue tracker touched from the shell (``bd update X --status in_progress``, ``gh issue
+    close 12``...): the id, what was done, the title when the tool printed it."""
+
+    item: str
+    action: TrackerAction
+    title: str = ""
+
+
+class CommandRun(_Fact):
+    command: str
+    kind: CheckKind = "other"
+    #: the normalised check (``mix test test/a.exs``) for test/lint/typecheck/build/vcs runs
+    check: str = ""
+    #: None when no result was seen (still running, or cut off by the window)
+    ok: bool | None = None
+    failure_lines: list[str] = Field(default_factory=list)
+
+
+class Commit(_Fact):
+    sha: str = ""
+    subject: str
+    files: list[str] = Field(default_factory=list)
+
+
+class Failure(_Fact):
+    """A check whose latest run failed and that no later run has fixed."""
+
+    check: str
+    lines: list[str] = Field(default_factory=list)
+
+
+class DecisionFact(_Fact):
+    decision: str
+    #: the question it answers, when known (AskUserQuestion, "Question: ... / Decided: ...")
+    question: str = ""
+
+
+class QuestionFact(_Fact):
+    text: str
+    #: asked by the assistant (closed as soon as the user answers) or written as an open question
+    from_assistant: bool = False
+    answer: str | None = None
+
+
+class ContextFacts(_Fact):
+    source: Literal["text", "transcript", "notebook"] = "text"
+    #: the user's real requests, oldest first (acknowledgements like "continue" are not requests)
+    requests: list[str] = Field(default_factory=list)
+    #: the user said something (a request or an acknowledgement): open assistant questions close
+    user_replied: bool = False
+    #: the task list as it stood at the end (None: no task-list tool was used)
+    tasks: list[TaskItem] | None = None
+    #: the subtask in progress when stated explicitly (free text "In progress: ...")
+    in_progress: str = ""
+    tracker: list[TrackerEvent] = Field(default_factory=list)
+    files_edited: list[str] = Field(default_factory=list)
+    files_read: list[str] = Field(default_factory=list)
+    #: files named in free text (existing ones only: free text cannot tell a path from a word)
+    files_mentioned: list[str] = Field(default_factory=list)
+    commands: list[CommandRun] = Field(default_factory=list)
+    commits: list[Commit] = Field(default_factory=list)
+    #: files edited after the last commit of this stretch (all edits when there was no commit)
+    uncommitted: list[str] = Field(default_factory=list)
+    #: git reported a clean working tree: earlier uncommitted files are settled
+    clean_tree: bool = False
+    #: checks that failed last and stay failed at the end of this stretch
+    failures: list[Failure] = Field(default_factory=list)
+    #: checks whose latest run passed (they settle older failures of the same check)
+    passed_checks: list[str] = Field(default_factory=list)
+    #: turn-ending replies of the assistant, oldest first
+    conclusions: list[str] = Field(default_factory=list)
+    #: the assistant's latest narration: what it was doing when the stretch ended
+    last_step: str = ""
+    decisions: list[DecisionFact] = Field(default_factory=list)
+    questions: list[QuestionFact] = Field(default_factory=list)
+    completions: list[str] = Field(default_factory=list)
+    next_steps: list[str] = Field(default_factory=list)
+    overview: list[str] = Field(default_factory=list)
+    architecture: list[str] = Field(default_factory=list)
+    #: prose that fits no other field
+    notes: list[str] = Field(default_factory=list)
+    #: notebook namespace summary ("df: DataFrame shape (3, 2)"), never values
+    variables: list[str] = Field(default_factory=list)
+    tool_uses: int = 0
+
+    def is_empty(self) -> bool:
+        return not any(
+            (
+                self.requests,
+                self.tasks,
+                self.in_progress,
+                self.tracker,
+                self.files_edited,
+                self.files_mentioned,
+                self.commands,
+                self.commits,
+                self.failures,
+                self.conclusions,
+                self.last_step,
+                self.decisions,
+                self.questions,
+                self.completions,
+                self.next_steps,
+                self.overview,
+                self.architecture,
+                self.notes,
+                self.variables,
+            )
+        )
+
+    def combined(self, other: ContextFacts) -> ContextFacts:
+        """These facts followed by ``other``'s (lists appended, later scalars win)."""
+        merged = self.model_copy(deep=True)
+        for name in type(self).model_fields:
+            mine, theirs = getattr(merged, name), getattr(other, name)
+            if isinstance(mine, list) and isinstance(theirs, list):
+                setattr(merged, name, [*mine, *theirs])
+            elif name == "tasks":
+                merged.tasks = theirs if theirs is not None else mine
+            elif name in {"user_replied", "clean_tree"}:
+                setattr(merged, name, mine or theirs)
+            elif name == "tool_uses":
+                merged.tool_uses = mine + theirs
+            elif name == "source":
+                merged.source = theirs if theirs != "text" else mine
+            elif theirs:
+                setattr(merged, name, theirs)
+        return merged
+
+
+def map_strings(facts: ContextFacts, transform: object) -> ContextFacts:
+    """A copy of ``facts`` with ``transform`` applied to every string (redaction)."""
+    assert callable(transform)
+
+    def walk(value: object) -> object:
+        if isinstance(value, str):
+            return transform(value)
+        if isinstance(value, list):
+            return [walk(v) for v in value]
+        if isinstance(value, dict):
+            return {k: walk(v) for k, v in value.items()}
+        return value
+
+    data = walk(facts.model_dump())
+    return ContextFacts.model_validate(data)
