@@ -237,3 +237,36 @@ def test_free_text_checkpoints_state_the_same_facts(project_dir: Path) -> None:
     assert facts.files_mentioned == ["src/app.py", "src/gone.py"]  # a listed missing file is kept
     combined = ContextFacts(tasks=[TaskItem(content="a")]).combined(facts)
     assert combined.tasks == [TaskItem(content="a")] and combined.requests == ["add login"]
+
+
+def test_secrets_are_redacted_before_anything_is_cut(tmp_path: Path) -> None:
+    key = "sk-ant-api03-" + "k" * 60
+    command = "curl -H 'x-api-key: " + key + "' https://api.example.com/v1/messages " + "-d @body.json " * 8
+    lines = [
+        {"type": "user", "cwd": "/w", "message": {"content": f"use {key} for the {'long ' * 60}call"}},
+        {
+            "type": "assistant",
+            "cwd": "/w",
+            "message": {
+                "id": "m1",
+                "content": [{"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": command}}],
+            },
+        },
+        {
+            "type": "user",
+            "message": {
+                "content": [
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": "t1",
+                        "is_error": True,
+                        "content": "Exit code 1\nerror: " + "x" * 150 + " bad key " + key,
+                    }
+                ]
+            },
+        },
+    ]
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in lines))
+    dumped = digest(TranscriptReader(path), [Path("/w")]).model_dump_json()
+    assert "sk-ant-api03-kkkk" not in dumped and "REDACTED" in dumped

@@ -13,6 +13,7 @@ import re
 import shlex
 
 from ..facts import CheckKind, Commit, TrackerAction, TrackerEvent
+from ..redact import redact
 
 _CHECKS: list[tuple[CheckKind, re.Pattern[str]]] = [
     (
@@ -119,7 +120,8 @@ def outcome(kind: CheckKind, output: str, is_error: bool) -> bool | None:
 
 
 def failure_lines(output: str, limit: int = 3, chars: int = 200) -> list[str]:
-    lines = [ln.strip() for ln in _EXIT.sub("", output).splitlines()]
+    # Redacted before any cut: a key split at the limit would survive its pattern.
+    lines = [ln.strip() for ln in redact(_EXIT.sub("", output)).splitlines()]
     picked = [ln for ln in lines if _FAILURE_LINE.search(ln) and not _BENIGN.search(ln)]
     if not picked:
         picked = [ln for ln in lines if ln]
@@ -167,8 +169,8 @@ def _ids(args: str) -> list[str]:
 
 
 def _words(text: str, limit: int) -> str:
-    """One line of at most ``limit`` characters, cut between words."""
-    flat = " ".join(text.split())
+    """One line of at most ``limit`` characters, cut between words (redacted before the cut)."""
+    flat = " ".join(redact(text).split())
     return flat if len(flat) <= limit else flat[: limit - 1].rsplit(" ", 1)[0].rstrip(",;:") + "…"
 
 
@@ -249,11 +251,11 @@ def commit_of(command: str, output: str) -> Commit | None:
         return None
     line = _COMMIT_LINE.search(output)
     if line:
-        return Commit(sha=line.group(2)[:12], subject=line.group(3).strip()[:200])
+        return Commit(sha=line.group(2)[:12], subject=_words(line.group(3), 200))
     heredoc = _HEREDOC.search(command)
     if heredoc:
         subject = next((ln.strip() for ln in heredoc.group(2).splitlines() if ln.strip()), "")
     else:
         flag = _MESSAGE_FLAG.search(command)
         subject = flag.group(2).splitlines()[0].strip() if flag else ""
-    return Commit(subject=subject[:200]) if subject else None
+    return Commit(subject=_words(subject, 200)) if subject else None

@@ -22,6 +22,7 @@ from typing import Any
 import orjson
 
 from ..facts import CommandRun, ContextFacts, DecisionFact, Failure, QuestionFact, TaskItem
+from ..redact import redact
 from .commands import classify, commit_of, failure_lines, outcome, settles, tracker_events
 from .markup import is_acknowledgement, strip_markup, user_text
 from .reader import AssistantEntry, Entry, SystemEntry, ToolResult, ToolUse, TranscriptReader, UserEntry
@@ -36,8 +37,9 @@ _TASK_CREATED = re.compile(r"Task #?(\w+) created", re.I)
 
 
 def clip(text: str, limit: int) -> str:
-    """One line of at most ``limit`` characters, cut at a word boundary."""
-    flat = " ".join(text.split())
+    """One line of at most ``limit`` characters, cut at a word boundary. Redacted first: a secret
+    cut in half would no longer match its pattern."""
+    flat = " ".join(redact(text).split())
     if len(flat) <= limit:
         return flat
     cut = flat[: limit - 1].rsplit(" ", 1)[0]
