@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import subprocess
 import threading
 import time
 from collections.abc import Callable
@@ -18,9 +17,10 @@ from infinite_context.core.brain import ProjectBrain
 from infinite_context.core.config import load_settings
 from infinite_context.core.errors import CorruptState, StorageUnavailable
 from infinite_context.core.storage import open_store
+from infinite_context.core.storage import redis as redis_store
 from infinite_context.core.storage.redis import display_url
 
-from ..conftest import PYTHON, cli_env
+from ..conftest import PYTHON, cli_env, run_cli
 from ..redis_servers import RedisServer, free_port
 
 
@@ -55,7 +55,10 @@ def test_password_never_shown_and_wrong_password_is_clear(tmp_path: Path) -> Non
         server.stop()
 
 
-def test_unreachable_and_tls_to_plain_port(redis_url: str) -> None:
+def test_unreachable_and_tls_to_plain_port(redis_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A TLS handshake against a plain port ends at the socket timeout (3 s, tried twice); a shorter
+    # timeout takes the same path without six idle seconds.
+    monkeypatch.setattr(redis_store, "SOCKET_TIMEOUT_SECONDS", 0.3)
     dead = free_port()
     with pytest.raises(StorageUnavailable) as info:
         open_store(load_settings(store_url=f"redis://127.0.0.1:{dead}/0"))
@@ -69,15 +72,9 @@ def test_unreachable_and_tls_to_plain_port(redis_url: str) -> None:
 
 def test_cli_reports_redis_down_with_exit_4(project_dir: Path) -> None:
     url = f"redis://:pw@127.0.0.1:{free_port()}/0"
-    out = subprocess.run(
-        [PYTHON, "-m", "infinite_context.server", "--project", str(project_dir), "status"],
-        env=cli_env(url),
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert out.returncode == 4 and "cannot reach Redis" in out.stderr and ":pw@" not in out.stderr
-    assert "Traceback" not in out.stderr
+    out = run_cli(url, "--project", str(project_dir), "status")
+    assert out.returncode == 4 and b"cannot reach Redis" in out.stderr and b":pw@" not in out.stderr
+    assert b"Traceback" not in out.stderr
 
 
 def test_corrupt_json_in_state_key_then_rollback(redis_url: str, project_dir: Path) -> None:
@@ -107,24 +104,7 @@ def test_store_copy_sqlite_to_redis_is_idempotent(redis_url: str, project_dir: P
     def copy() -> dict[str, object]:
         import json
 
-        out = subprocess.run(
-            [
-                PYTHON,
-                "-m",
-                "infinite_context.server",
-                "--json",
-                "store",
-                "copy",
-                "--from",
-                store_url,
-                "--to",
-                redis_url,
-            ],
-            env=cli_env(store_url),
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
+        out = run_cli(store_url, "--json", "store", "copy", "--from", store_url, "--to", redis_url)
         assert out.returncode == 0, out.stderr
         return json.loads(out.stdout)  # type: ignore[no-any-return]
 
@@ -141,6 +121,7 @@ def test_store_copy_sqlite_to_redis_is_idempotent(redis_url: str, project_dir: P
     assert third["sessions_copied"] == 0 and "ahead" in str(third["skipped"])
 
 
+@pytest.mark.slow
 def test_restart_redis_mid_loop_with_aof(tmp_path: Path, project_dir: Path) -> None:
     from mcp import ClientSession, StdioServerParameters
     from mcp.client.stdio import stdio_client

@@ -4,16 +4,17 @@ same brain, because the notebook's folder resolves to the same project."""
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 import nbformat
 import pytest
 from nbclient import NotebookClient
 
-from ..conftest import PYTHON, cli_env
+from ..conftest import run_cli
 
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
+
+pytestmark = pytest.mark.slow  # starts a real kernel
 
 
 def test_notebook_session_shares_the_brain_with_the_cli(
@@ -53,14 +54,7 @@ def test_notebook_session_shares_the_brain_with_the_cli(
     assert "restored v1 as v3" in text(6)
     assert "UsageError" in text(7) or any(o.get("ename") == "UsageError" for o in outputs[7])
 
-    status = subprocess.run(
-        [PYTHON, "-m", "infinite_context.server", "--json", "status"],
-        cwd=project_dir,
-        env=cli_env(store_url),
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    status = run_cli(store_url, "--json", "status", cwd=project_dir)
     assert status.returncode == 0, status.stderr
     report = json.loads(status.stdout)
     assert report["version"] == 3 and report["history_versions"] == [1, 2, 3]

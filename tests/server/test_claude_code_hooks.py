@@ -1,5 +1,6 @@
-"""`infinite-context install claude-code` and the hooks, as Claude Code runs them: real processes,
-JSON on stdin, a real SQLite store, a real transcript from the fixtures."""
+"""`infinite-context install claude-code` and the hooks, as Claude Code runs them: JSON on stdin, a
+real SQLite store, a real transcript from the fixtures. The first hand-off and reload run as the
+real processes Claude Code starts; the other calls run ``main(argv)`` in this process."""
 
 from __future__ import annotations
 
@@ -10,14 +11,17 @@ from pathlib import Path
 
 import pytest
 
-from ..conftest import FIXTURES
+from ..conftest import FIXTURES, run_cli_process
 from ..conftest import run_cli as run
 
 SMALL = FIXTURES / "claude-reliability" / "coverage-test-fix" / "transcript.jsonl"
 
 
-def hook(store_url: str, event: str, **payload: object) -> subprocess.CompletedProcess[bytes]:
-    return run(store_url, "hook", event, stdin=json.dumps({"hook_event_name": event, **payload}).encode())
+def hook(
+    store_url: str, event: str, *, process: bool = False, **payload: object
+) -> subprocess.CompletedProcess[bytes]:
+    runner = run_cli_process if process else run
+    return runner(store_url, "hook", event, stdin=json.dumps({"hook_event_name": event, **payload}).encode())
 
 
 def status(store_url: str, project: Path) -> dict[str, object]:
@@ -40,13 +44,13 @@ def session(project_dir: Path, tmp_path: Path) -> dict[str, str]:
 def test_session_end_then_start_carries_the_thread(
     store_url: str, project_dir: Path, session: dict[str, str]
 ) -> None:
-    ended = hook(store_url, "SessionEnd", reason="clear", **session)
+    ended = hook(store_url, "SessionEnd", process=True, reason="clear", **session)
     assert ended.returncode == 0 and ended.stdout == b"", ended.stderr
     state = status(store_url, project_dir)
     assert state["version"] == 1
     assert "multiply_numbers" in str(state["current_task"])
 
-    started = hook(store_url, "SessionStart", source="clear", **session)
+    started = hook(store_url, "SessionStart", process=True, source="clear", **session)
     assert started.returncode == 0, started.stderr
     out = json.loads(started.stdout)
     context = out["hookSpecificOutput"]["additionalContext"]

@@ -1,25 +1,32 @@
-"""The `infinite-context` command as a user runs it (a real subprocess, a real SQLite file)."""
+"""The `infinite-context` command as a user runs it, on a real SQLite file: ``main(argv)`` in this
+process for the commands, and the installed console script as a real process for start-up,
+stdin, exit status and the logs on stderr."""
 
 from __future__ import annotations
 
 import json
 import subprocess
+import sys
 from pathlib import Path
 
-from ..conftest import PYTHON, cli_env
+from ..conftest import cli_env, run_cli
+from ..fake_providers import fake_provider
+
+LOG_KEYS = {"ts", "level", "logger", "msg"}
 
 
 def run(
-    project: Path, store_url: str, *args: str, stdin: str | None = None
+    project: Path, store_url: str, *args: str, stdin: str = "", **env: str
 ) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [PYTHON, "-m", "infinite_context.server", "--project", str(project), *args],
-        input=stdin,
-        env=cli_env(store_url),
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    done = run_cli(store_url, "--project", str(project), *args, stdin=stdin.encode(), **env)
+    return subprocess.CompletedProcess(done.args, done.returncode, done.stdout.decode(), done.stderr.decode())
+
+
+def log_lines(stderr: str) -> list[dict[str, object]]:
+    """Every stderr line as the JSON object it must be (fails on any other line)."""
+    lines = [json.loads(line) for line in stderr.splitlines()]
+    assert all(isinstance(line, dict) and set(line) >= LOG_KEYS for line in lines), lines
+    return lines
 
 
 def test_checkpoint_from_message_file_and_stdin_then_json_views(
@@ -56,6 +63,8 @@ def test_errors_have_a_message_a_fix_and_an_exit_status(
     bad_store = run(project_dir, "sqlite:////proc/forbidden/brain.db", "status")
     assert bad_store.returncode == 4 and "INFINITE_CONTEXT_STORE_URL" in bad_store.stderr
     assert "Traceback" not in bad_store.stderr
+    usage = run(project_dir, store_url, "rollback", "--steps", "many")
+    assert usage.returncode == 2 and "--steps" in usage.stderr and usage.stdout == ""
 
 
 def test_doctor(project_dir: Path, store_url: str) -> None:
@@ -69,10 +78,28 @@ def test_doctor(project_dir: Path, store_url: str) -> None:
 
 
 def test_logs_are_json_lines_on_stderr(project_dir: Path, store_url: str) -> None:
-    run(project_dir, store_url, "checkpoint", "-m", "Working on src/gone.py and src/app.py")
-    result = run(project_dir, store_url, "checkpoint", "-m", "Working on src/app.py")
-    for line in result.stderr.splitlines():
-        json.loads(line)
+    # A checkpoint worth a warning: the Gemini key is rejected, so the merge falls back offline.
+    with fake_provider("gemini", [("status", 401)]) as gemini:
+        done = run(
+            project_dir,
+            store_url,
+            "checkpoint",
+            "-m",
+            "Working on src/app.py",
+            GEMINI_API_KEY="rejected",
+            INFINITE_CONTEXT_GEMINI_BASE_URL=gemini.url,
+            INFINITE_CONTEXT_MERGE="gemini",
+            INFINITE_CONTEXT_LOG_LEVEL="DEBUG",
+        )
+    assert done.returncode == 0 and "merged by offline" in done.stdout, done.stderr
+    lines = log_lines(done.stderr)
+    assert any(
+        line["level"] == "warning"
+        and str(line["logger"]).startswith("infinite_context")
+        and "gemini" in str(line["msg"]).lower()
+        for line in lines
+    ), lines
+    assert gemini.requests
 
 
 def test_memory_commands(project_dir: Path, store_url: str, tmp_path: Path) -> None:
@@ -116,3 +143,28 @@ def test_memory_commands(project_dir: Path, store_url: str, tmp_path: Path) -> N
     assert run(project_dir, store_url, "memory", "import", str(broken)).returncode == 2
     status = json.loads(run(project_dir, store_url, "--json", "status").stdout)
     assert status["memory"]["archived"] == 2
+
+
+def test_the_console_script_as_a_real_process(project_dir: Path, store_url: str) -> None:
+    """The installed ``infinite-context`` script: start-up, stdin, stdout, exit status, logs."""
+    script = Path(sys.executable).with_name("infinite-context")
+    env = cli_env(store_url, INFINITE_CONTEXT_LOG_LEVEL="DEBUG")
+
+    def real(*args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [str(script), "--project", str(project_dir), *args],
+            input=stdin,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+
+    piped = real("--json", "checkpoint", "-", stdin="Current task: ship it in src/app.py")
+    assert piped.returncode == 0, piped.stderr
+    assert json.loads(piped.stdout)["version"] == 1
+    log_lines(piped.stderr)
+    unknown = real("rollback", "--version", "7")
+    assert unknown.returncode == 3 and "error:" in unknown.stderr and unknown.stdout == ""
+    usage = real("no-such-command")
+    assert usage.returncode == 2 and "invalid choice" in usage.stderr

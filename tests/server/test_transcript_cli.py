@@ -1,5 +1,6 @@
 """`infinite-context transcript ...`, the PostToolUse hook and the MCP `expand` / `context_meter`
-tools, as real processes on the real fixtures."""
+tools on the real fixtures: the commands in this process (``main(argv)``), the hook as the real
+process Claude Code starts, the MCP tools over stdio."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from infinite_context.core.models import Observation
 from infinite_context.core.storage import open_store
 from infinite_context.core.transcript.locate import project_slug
 
-from ..conftest import FIXTURES
+from ..conftest import FIXTURES, run_cli_process
 from ..conftest import run_cli as run
 from .test_mcp_e2e import mcp_session, text_of
 
@@ -117,7 +118,7 @@ def test_post_tool_use_hook_stores_an_observation(store_url: str, project_dir: P
         },
         "tool_use_id": "toolu_01HOOK",
     }
-    done = run(store_url, "hook", "PostToolUse", stdin=json.dumps(payload).encode())
+    done = run_cli_process(store_url, "hook", "PostToolUse", stdin=json.dumps(payload).encode())
     assert done.returncode == 0 and done.stdout == b"", done.stderr
     stored = _observation(store_url, project_dir, "toolu_01HOOK")  # in the project Claude Code works in
     assert stored is not None and stored.tool_name == "Bash" and stored.source == "hook"
