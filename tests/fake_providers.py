@@ -139,7 +139,9 @@ def fake_provider(kind: str, steps: list[Step]) -> Iterator[FakeProvider]:
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
     provider.url = f"http://127.0.0.1:{server.server_address[1]}"
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    # serve_forever checks for shutdown() every poll_interval (0.5 s by default): each test would
+    # wait that long on leaving the block.
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True)
     thread.start()
     try:
         yield provider
