@@ -13,6 +13,8 @@ import pytest
 
 from ..conftest import PYTHON, REPO
 
+pytestmark = pytest.mark.slow  # the real Claude Code CLI (node) starts our server
+
 
 def claude_binary() -> str:
     candidates = [

@@ -17,6 +17,8 @@ from ..conftest import PYTHON, cli_env
 
 LOOP = str(Path(__file__).resolve().parents[1] / "checkpoint_loop.py")
 
+pytestmark = pytest.mark.slow  # hundreds of checkpoints from many real processes
+
 
 def run_writers(project_dir: Path, store_url: str, processes: int, each: int) -> list[int]:
     """``processes`` real processes checkpointing ``each`` times; the versions they were given."""

@@ -8,6 +8,8 @@ import signal
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from infinite_context.core.config import load_settings
 from infinite_context.core.project import resolve_project
 from infinite_context.core.storage import open_store
@@ -96,6 +98,7 @@ def _rpc(proc: subprocess.Popen[bytes], message: dict[str, object]) -> dict[str,
             return reply  # type: ignore[no-any-return]
 
 
+@pytest.mark.slow
 def test_kill_9_right_after_store_returns_keeps_the_item(project_dir: Path, store_url: str) -> None:
     session = resolve_project(project_dir).session_id
     for round_ in range(5):
