@@ -8,8 +8,9 @@ own simple rules, so the product is not graded by the rules it is built on.
   (``test_x``) and file names (``transcript_components.ex``) that Claude Code's summary names in
   its "Current Work" part;
 * files edited in the last 20 tool uses (by base name);
-* unresolved failures: shell runs that failed (``is_error``) with no later success of the same
-  command (pipes, redirections and ``cd`` prefixes ignored; ``git <sub>`` by its subcommand);
+* unresolved failures: shell runs that failed (``is_error``; a rejected call or git's "nothing to
+  commit" is no failure) with no later success of the same command (pipes, redirections and
+  ``cd`` prefixes ignored; ``git <sub>`` by its subcommand);
 * markup: Claude Code wrapper tags or interrupt markers in the text;
 * stale questions: open questions in the text that the assistant asked and the user answered.
 """
@@ -25,7 +26,7 @@ CODE_EXTENSIONS = (
     "py ex exs js ts tsx jsx mjs cjs json md rs go rb java kt swift c h cc cpp hpp cs php sh toml yaml yml "
     "css scss html heex eex sql lock cfg ini txt proto vue svelte"
 ).split()
-_FILE = re.compile(r"(?<![\w/.-])([\w.-]+\.(?:" + "|".join(CODE_EXTENSIONS) + r"))\b")
+_FILE = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)*[\w.-]+\.(?:" + "|".join(CODE_EXTENSIONS) + r"))\b")
 _ISSUE = re.compile(r"(?<![\w.-])([a-z][a-z0-9]*-[a-z0-9]+(?:\.\d+)+|#\d+|[A-Z][A-Z0-9]+-\d+)(?![\w-])")
 _TEST = re.compile(r"\b(test_\w+)\b")
 _MARKUP = re.compile(r"</?[a-z][a-z0-9]*(?:[-_][a-z0-9]+)+(?:\s[^>]*)?>|\[Request interrupted")
@@ -109,7 +110,8 @@ def moment(lines: list[dict[str, Any]], recent_uses: int = 20) -> Moment:
                     continue
                 key = commands[str(block.get("tool_use_id"))]
                 text = block.get("content") if isinstance(block.get("content"), str) else ""
-                if block.get("is_error") and not str(text).startswith("The user doesn't want"):
+                rejected = str(text).startswith("The user doesn't want") or "nothing to commit" in str(text)
+                if block.get("is_error") and not rejected:
                     failing[key] = key
                 else:
                     failing.pop(key, None)

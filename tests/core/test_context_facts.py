@@ -270,3 +270,37 @@ def test_secrets_are_redacted_before_anything_is_cut(tmp_path: Path) -> None:
     path.write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in lines))
     dumped = digest(TranscriptReader(path), [Path("/w")]).model_dump_json()
     assert "sk-ant-api03-kkkk" not in dumped and "REDACTED" in dumped
+
+
+def test_queued_prompts_of_newer_versions_count_once(tmp_path: Path) -> None:
+    note = "and check the tests too"
+    lines = [
+        {"type": "user", "cwd": "/w", "message": {"content": "convert the prices"}},
+        {"type": "queue-operation", "operation": "enqueue", "content": note},
+        {"type": "queue-operation", "operation": "remove"},
+        {
+            "type": "attachment",
+            "attachment": {
+                "type": "queued_command",
+                "prompt": note,
+                "commandMode": "prompt",
+                "origin": {"kind": "human"},
+            },
+        },
+        {
+            "type": "attachment",
+            "attachment": {
+                "type": "queued_command",
+                "prompt": "Background command finished",
+                "commandMode": "task-notification",
+            },
+        },
+        {
+            "type": "user",
+            "message": {"content": '<cross-session-message from="x">do this</cross-session-message>'},
+        },
+        {"type": "mode", "mode": "auto"},
+    ]
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in lines))
+    assert digest(TranscriptReader(path), [Path("/w")]).requests == ["convert the prices", note]

@@ -124,6 +124,7 @@ def test_a_request_finishes_only_on_a_completion_signal(project_dir: Path) -> No
         transcript(requests=["Now style the dashboard"]),
     )
     assert unsignalled.project_context.recent_changes == []
+    assert unsignalled.active_context.earlier_request == "Add the login form"  # kept in view
     signalled = run(
         project_dir,
         transcript(requests=["Add the login form"]),
@@ -135,6 +136,7 @@ def test_a_request_finishes_only_on_a_completion_signal(project_dir: Path) -> No
         "Finished: Add the login form",
     ]
     assert signalled.project_context.recent_changes[0].files == ["src/app.py"]
+    assert signalled.active_context.earlier_request == ""
 
 
 def test_assistant_questions_close_when_the_user_answers(project_dir: Path) -> None:
@@ -273,3 +275,17 @@ def test_a_clean_working_tree_settles_what_was_uncommitted(project_dir: Path) ->
     edited = transcript(files_edited=["lib/a.ex"], uncommitted=["lib/a.ex"])
     clean = run(project_dir, edited, transcript(clean_tree=True, last_step="Nothing to commit."))
     assert clean.active_context.uncommitted_files == []
+
+
+def test_branch_and_the_last_few_steps_carry_over(project_dir: Path) -> None:
+    state = run(
+        project_dir,
+        transcript(requests=["Fix login"], branch="fix/AUTH-12-login", last_step="Reading auth.py"),
+        transcript(earlier_steps=["Ran the tests"], last_step="Editing the session check", branch=""),
+    )
+    ac = state.active_context
+    assert ac.branch == "fix/AUTH-12-login"
+    assert ac.last_step == "Editing the session check"
+    assert ac.earlier_steps == ["Reading auth.py", "Ran the tests"]
+    text = render_within(state, None)
+    assert "**Branch:** `fix/AUTH-12-login`" in text and "Ran the tests / Reading auth.py" in text

@@ -107,6 +107,10 @@ class ContextFacts(_Fact):
     conclusions: list[str] = Field(default_factory=list)
     #: the assistant's latest narration: what it was doing when the stretch ended
     last_step: str = ""
+    #: the narrations before it, oldest first (a few)
+    earlier_steps: list[str] = Field(default_factory=list)
+    #: the git branch the session was on at the end (Claude Code records it on every entry)
+    branch: str = ""
     decisions: list[DecisionFact] = Field(default_factory=list)
     questions: list[QuestionFact] = Field(default_factory=list)
     completions: list[str] = Field(default_factory=list)
@@ -133,6 +137,7 @@ class ContextFacts(_Fact):
                 self.failures,
                 self.conclusions,
                 self.last_step,
+                self.branch,
                 self.decisions,
                 self.questions,
                 self.completions,

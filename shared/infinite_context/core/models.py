@@ -81,8 +81,13 @@ class ActiveContext(_Model):
     blockers: list[Blocker] = Field(default_factory=list)
     #: files edited since the last commit
     uncommitted_files: list[str] = Field(default_factory=list)
-    #: what the assistant was doing when the context was saved
+    #: what the assistant was doing when the context was saved, and just before
     last_step: str = ""
+    earlier_steps: list[str] = Field(default_factory=list)
+    #: the git branch of the work (often names it: feature/PROJ-12-login)
+    branch: str = ""
+    #: a request replaced by a newer one before any sign it was finished
+    earlier_request: str = ""
     #: notebook variables (name and kind, never values)
     variables: list[str] = Field(default_factory=list)
     #: when the current task was set (a completion signal since then can finish it)

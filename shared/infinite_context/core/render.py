@@ -38,12 +38,18 @@ def _sections(state: ProjectState, missing: set[str]) -> list[_Section]:
     pc, ac = state.project_context, state.active_context
     work = _Section("## Current work")
     work.items.append(f"**Task:** {_clean(ac.current_task) or '_none recorded_'}")
+    if ac.branch:
+        work.items.append(f"**Branch:** `{ac.branch}`")
     if ac.in_progress:
         work.items.append(f"**In progress:** {_clean(ac.in_progress)}")
     if ac.uncommitted_files:
         work.items.append(f"**Not committed yet:** {', '.join(f'`{p}`' for p in ac.uncommitted_files)}")
     if ac.last_step:
         work.items.append(f"**Last step:** {_clean(ac.last_step)}")
+    if ac.earlier_steps:
+        work.items.append(f"**Before that:** {' / '.join(_clean(s) for s in reversed(ac.earlier_steps))}")
+    if ac.earlier_request:
+        work.items.append(f"**Earlier request (not finished):** {_clean(ac.earlier_request)}")
     sections = [work]
     if ac.next_steps:
         sections.append(_Section("## Next steps", [f"- {_clean(s)}" for s in ac.next_steps]))

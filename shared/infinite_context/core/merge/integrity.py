@@ -107,6 +107,12 @@ def _trim_steps(state: ProjectState) -> list[Callable[[], bool]]:
         if len(ac.last_step) > 160:
             ac.last_step = clean_sentence(ac.last_step, 160)
             changed = True
+        if ac.earlier_steps:
+            ac.earlier_steps = ac.earlier_steps[1:]
+            changed = True
+        if len(ac.earlier_request) > 160:
+            ac.earlier_request = clean_sentence(ac.earlier_request, 160)
+            changed = True
         for blocker in ac.blockers:
             if len(blocker.detail) > 160:
                 blocker.detail = clean_sentence(blocker.detail, 160)
@@ -168,10 +174,17 @@ def _trim_steps(state: ProjectState) -> list[Callable[[], bool]]:
             ac.active_files = ac.active_files[: len(ac.active_files) // 2]
             return True
         # 81: clean_sentence may end a cut word with "…" (one character over), which must not loop.
-        if len(ac.current_task) > 81 or len(ac.in_progress) > 81 or ac.last_step or ac.next_steps:
+        if (
+            len(ac.current_task) > 81
+            or len(ac.in_progress) > 81
+            or ac.last_step
+            or ac.next_steps
+            or ac.earlier_request
+        ):
             ac.current_task = clean_sentence(ac.current_task, 80)
             ac.in_progress = clean_sentence(ac.in_progress, 80)
             ac.last_step = ""
+            ac.earlier_request = ""
             ac.next_steps = ac.next_steps[:1] if len(ac.next_steps) > 1 else []
             return True
         return False

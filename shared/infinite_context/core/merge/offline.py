@@ -213,13 +213,14 @@ def _completions(facts: ContextFacts, changes: _Changes, titles: dict[str, str])
     return closed, completed
 
 
-def _task(old: ActiveContext, facts: ContextFacts, changes: _Changes, open_work: bool) -> str:
+def _task(old: ActiveContext, facts: ContextFacts, changes: _Changes, open_work: bool) -> tuple[str, str]:
+    """(current task, earlier request not finished)."""
     requests = [r for r in facts.requests if r.strip()]
     old_task = old.current_task
     new_task = clean_sentence(requests[-1], 400) if requests else ""
     if old_task and any(similarity(old_task, c) >= SAME_TASK for c in facts.completions):
         # "Implemented the login form" closes "implement the login form": recorded already.
-        return new_task
+        return new_task, old.earlier_request
     if new_task and old_task and not same(new_task, old_task):
         # Finished: something completed since the task was set (a commit, a closed issue, a
         # completed item, a fixed check, in this stretch or an earlier one) and no subtask of it
@@ -230,12 +231,24 @@ def _task(old: ActiveContext, facts: ContextFacts, changes: _Changes, open_work:
         )
         if signalled and not open_work:
             changes.add(f"Finished: {old_task}", [])
-        return new_task
+            return new_task, ""
+        return new_task, old_task  # replaced before any sign it was done: keep it in view
     if new_task:
-        return new_task
+        return new_task, old.earlier_request
     if not old_task and not facts.completions and facts.notes and facts.source == "text":
-        return clean_sentence(facts.notes[0], 400)  # a pasted request with no cue words
-    return old_task
+        return clean_sentence(facts.notes[0], 400), ""  # a pasted request with no cue words
+    return old_task, old.earlier_request
+
+
+def _steps(old: ActiveContext, facts: ContextFacts) -> tuple[str, list[str]]:
+    """(last step, the steps before it): the newest narrations across checkpoints."""
+    if not facts.last_step:
+        return old.last_step, list(old.earlier_steps)
+    steps: list[str] = []
+    for step in [*old.earlier_steps, old.last_step, *facts.earlier_steps, facts.last_step]:
+        if step and step not in steps[-1:]:
+            steps.append(step)
+    return steps[-1], steps[-3:-1]
 
 
 class OfflineMerger:
@@ -263,7 +276,8 @@ class OfflineMerger:
                 )
             ]  # fmt: skip
         next_steps = _dedupe([*next_steps, *(clean_sentence(s, 300) for s in facts.next_steps)])
-        task = _task(oc, facts, changes, open_work=bool(in_progress or next_steps))
+        task, earlier_request = _task(oc, facts, changes, open_work=bool(in_progress or next_steps))
+        last_step, earlier_steps = _steps(oc, facts)
         task_since = oc.task_since if task == oc.current_task and oc.current_task else request.now
 
         edited = list(reversed(facts.files_edited))
@@ -302,7 +316,10 @@ class OfflineMerger:
                 next_steps=next_steps[:MAX_NEXT_STEPS],
                 blockers=blockers,
                 uncommitted_files=uncommitted[:MAX_ACTIVE_FILES],
-                last_step=facts.last_step or oc.last_step,
+                last_step=last_step,
+                earlier_steps=earlier_steps,
+                branch=facts.branch or oc.branch,
+                earlier_request=earlier_request if earlier_request != task else "",
                 variables=facts.variables or oc.variables,
                 item_titles=titles,
                 task_since=task_since if task else None,

@@ -31,6 +31,7 @@ EDIT_TOOLS = {"Edit", "Write", "MultiEdit", "NotebookEdit"}
 REQUEST_CHARS = 400
 CONCLUSION_CHARS = 400
 STEP_CHARS = 300
+EARLIER_STEPS = 2
 COMMAND_CHARS = 160
 _TASK_STATUSES = {"pending", "in_progress", "completed"}
 _TASK_CREATED = re.compile(r"Task #?(\w+) created", re.I)
@@ -96,13 +97,17 @@ class _Walk:
     # ---- assistant turns ----------------------------------------------------------------------
     def assistant(self, entry: AssistantEntry) -> None:
         self.cwd = entry.cwd or self.cwd
+        self.facts.branch = entry.git_branch or self.facts.branch
         for use in entry.tool_uses:
             self.facts.tool_uses += 1
             self.tool_use(use)
         text = strip_markup(" ".join(t.strip() for t in entry.texts if t.strip()))
         if not text:
             return
-        self.facts.last_step = clip(text, STEP_CHARS)
+        step = clip(text, STEP_CHARS)
+        if self.facts.last_step and self.facts.last_step != step:
+            self.facts.earlier_steps = [*self.facts.earlier_steps, self.facts.last_step][-EARLIER_STEPS:]
+        self.facts.last_step = step
         if not entry.tool_uses:  # a reply that ends the turn: its conclusion
             self.facts.conclusions.append(clip(text, CONCLUSION_CHARS))
             asked = _last_question(text)
@@ -155,6 +160,7 @@ class _Walk:
     # ---- user turns ---------------------------------------------------------------------------
     def user(self, entry: UserEntry) -> None:
         self.cwd = entry.cwd or self.cwd
+        self.facts.branch = entry.git_branch or self.facts.branch
         if not (entry.is_meta or entry.is_compact_summary):
             for raw in entry.texts:
                 text = user_text(raw)
@@ -164,8 +170,9 @@ class _Walk:
                 if self.open_question is not None:
                     self.open_question.answer = clip(text, 200)
                     self.open_question = None
-                if not is_acknowledgement(text):
-                    self.facts.requests.append(clip(text, REQUEST_CHARS))
+                request = clip(text, REQUEST_CHARS)
+                if not is_acknowledgement(text) and self.facts.requests[-1:] != [request]:
+                    self.facts.requests.append(request)
         for result in entry.tool_results:
             known = self.uses.pop(result.tool_use_id, None)
             if known is not None:

@@ -24,6 +24,7 @@ _DROPPED_BLOCKS = (
     "user-prompt-submit-hook",
     "command-message",
     "command-contents",
+    "cross-session-message",
     "retrieval_status",
     "tool_use_error",
 )
@@ -45,7 +46,7 @@ _NOISE_LINES = re.compile(
 # Turns Claude Code writes on its own (a background task finished, a subagent answered, a hook
 # blocked the stop): the whole user turn is injected, trailer lines included.
 _INJECTED_TURN = re.compile(
-    r"^\s*(?:<(?:task-notification|session-agent-response)\b|"
+    r"^\s*(?:<(?:task-notification|session-agent-response|cross-session-message)\b|"
     r"(?:Stop|SubagentStop|PreToolUse|PostToolUse|UserPromptSubmit)(?::\w+)? hook (?:feedback|error)"
     r"|(?:Stop|PreToolUse|PostToolUse) hook blocking error)"
 )

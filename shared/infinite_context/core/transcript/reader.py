@@ -10,7 +10,8 @@ Facts it relies on (no official schema exists; they hold for Claude Code 2.1.x):
 * compaction writes a ``system``/``compact_boundary`` line then a ``user`` line with
   ``isCompactSummary``; sidechain lines (``isSidechain``) belong to subagents;
 * a prompt typed while the assistant works is delivered mid-turn and recorded only as a
-  ``queue-operation`` ``enqueue`` line: it is read as a (queued) user entry;
+  ``queue-operation`` ``enqueue`` line (newer versions add a ``queued_command`` attachment): it
+  is read as a (queued) user entry;
 * very large tool results may live in ``<transcript stem>/tool-results/<tool_use_id>.txt``.
 """
 
@@ -70,6 +71,7 @@ class AssistantEntry:
     tool_uses: list[ToolUse] = field(default_factory=list)
     timestamp: str = ""
     cwd: str = ""
+    git_branch: str = ""
     kind: str = "assistant"
 
 
@@ -84,6 +86,7 @@ class UserEntry:
     is_meta: bool = False
     timestamp: str = ""
     cwd: str = ""
+    git_branch: str = ""
     #: typed while the assistant was busy: Claude Code records it only as a queue operation
     queued: bool = False
     kind: str = "user"
@@ -135,7 +138,8 @@ def content_text(content: Any) -> str:
     return "" if content is None else str(content)
 
 
-def _usage(raw: Any) -> Usage:
+def usage_from(raw: Any) -> Usage:
+    """A message's ``usage`` object (missing or odd fields read as 0)."""
     if not isinstance(raw, dict):
         return Usage()
     return Usage(
@@ -151,6 +155,24 @@ def _object(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+def tool_use_from(block: dict[str, Any]) -> ToolUse:
+    """A ``tool_use`` content block (of an assistant line)."""
+    return ToolUse(str(block.get("id")), str(block.get("name")), _object(block.get("input")))
+
+
+def tool_result_from(block: dict[str, Any], extra: dict[str, Any] | None = None) -> ToolResult:
+    """A ``tool_result`` content block (of a user line); ``extra``: the line's ``toolUseResult``."""
+    return ToolResult(
+        str(block.get("tool_use_id")), block.get("content"), bool(block.get("is_error")), extra
+    )
+
+
+def message_blocks(obj: dict[str, Any]) -> list[dict[str, Any]]:
+    """The content blocks of a raw line's message ([] when the content is a string or odd)."""
+    content = _object(obj.get("message")).get("content")
+    return [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
+
+
 def _parse(number: int, obj: dict[str, Any]) -> Entry | None:
     kind = obj.get("type")
     if kind == "assistant":
@@ -161,9 +183,10 @@ def _parse(number: int, obj: dict[str, Any]) -> Entry | None:
             message_id=str(message.get("id") or obj.get("uuid", "")),
             model=str(message.get("model", "")),
             is_sidechain=bool(obj.get("isSidechain")),
-            usage=_usage(message.get("usage")),
+            usage=usage_from(message.get("usage")),
             timestamp=str(obj.get("timestamp", "")),
             cwd=str(obj.get("cwd") or ""),
+            git_branch=str(obj.get("gitBranch") or ""),
         )
         content = message.get("content")
         for block in content if isinstance(content, list) else []:
@@ -175,9 +198,7 @@ def _parse(number: int, obj: dict[str, Any]) -> Entry | None:
             elif btype == "thinking":
                 entry.thinking.append(str(block.get("thinking", "")))
             elif btype == "tool_use":
-                entry.tool_uses.append(
-                    ToolUse(str(block.get("id")), str(block.get("name")), _object(block.get("input")))
-                )
+                entry.tool_uses.append(tool_use_from(block))
         return entry
     if kind == "user":
         message = _object(obj.get("message"))
@@ -190,6 +211,7 @@ def _parse(number: int, obj: dict[str, Any]) -> Entry | None:
             is_meta=bool(obj.get("isMeta")),
             timestamp=str(obj.get("timestamp", "")),
             cwd=str(obj.get("cwd", "")),
+            git_branch=str(obj.get("gitBranch") or ""),
         )
         if isinstance(content, str):
             user.texts.append(content)
@@ -199,14 +221,7 @@ def _parse(number: int, obj: dict[str, Any]) -> Entry | None:
                 if not isinstance(block, dict):
                     continue
                 if block.get("type") == "tool_result":
-                    user.tool_results.append(
-                        ToolResult(
-                            str(block.get("tool_use_id")),
-                            block.get("content"),
-                            bool(block.get("is_error")),
-                            extra,
-                        )
-                    )
+                    user.tool_results.append(tool_result_from(block, extra))
                 elif block.get("type") == "text":
                     user.texts.append(str(block.get("text", "")))
         return user
@@ -222,19 +237,39 @@ def _parse(number: int, obj: dict[str, Any]) -> Entry | None:
         )
     if kind == "summary":
         return SummaryEntry(line=number, summary=str(obj.get("summary", "")))
-    if (
-        kind == "queue-operation"
-        and obj.get("operation") == "enqueue"
-        and isinstance(obj.get("content"), str)
-    ):
+    queued = _queued_prompt(obj)
+    if queued is not None:
         return UserEntry(
             line=number,
-            uuid="",
-            is_sidechain=False,
-            texts=[obj["content"]],
+            uuid=str(obj.get("uuid", "")),
+            is_sidechain=bool(obj.get("isSidechain")),
+            texts=[queued],
             timestamp=str(obj.get("timestamp", "")),
+            cwd=str(obj.get("cwd") or ""),
+            git_branch=str(obj.get("gitBranch") or ""),
             queued=True,
         )
+    return None
+
+
+def _queued_prompt(obj: dict[str, Any]) -> str | None:
+    """A prompt the person typed while the assistant worked: a ``queue-operation`` enqueue (2.1.x)
+    or a ``queued_command`` attachment of a human (newer versions write both, same words; the
+    digest does not count a request twice in a row). Task notifications queue the same way."""
+    kind = obj.get("type")
+    if kind == "queue-operation" and obj.get("operation") == "enqueue":
+        content = obj.get("content")
+        return content if isinstance(content, str) else None
+    if kind == "attachment":
+        attachment = _object(obj.get("attachment"))
+        origin = _object(attachment.get("origin")).get("kind")
+        if (
+            attachment.get("type") == "queued_command"
+            and attachment.get("commandMode", "prompt") == "prompt"
+            and origin in (None, "human")
+            and isinstance(attachment.get("prompt"), str)
+        ):
+            return str(attachment["prompt"])
     return None
 
 
