@@ -111,11 +111,11 @@ def stats_tables(s: TranscriptStats) -> list[Any]:
     current = f"{s.context_tokens:,}" if s.context_tokens is not None else "no usage yet"
     head.add_row("context now", f"{current} of {s.context_window:,} tokens ({s.model or '?'})")
     for c in s.compactions:
-        measured = f"{c['measured']:,}" if c.get("measured") else "?"
-        pre = f"{c['pre_tokens']:,}" if c.get("pre_tokens") else "?"
+        measured = f"{c.measured:,}" if c.measured else "?"
+        pre = f"{c.pre_tokens:,}" if c.pre_tokens else "?"
         head.add_row(
-            f"compaction at line {c['line']}",
-            f"{c.get('trigger') or '?'}: Claude Code {pre}, meter {measured}",
+            f"compaction at line {c.line}",
+            f"{c.trigger or '?'}: Claude Code {pre}, meter {measured}",
         )
     for category, tokens in list(s.by_category.items())[:10]:
         head.add_row(f"  {category}", f"{tokens:,} (estimated)")

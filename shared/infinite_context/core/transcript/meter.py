@@ -25,6 +25,7 @@ from .reader import (
     UserEntry,
     merged_entries,
 )
+from .walk import ToolIndex
 
 DEFAULT_WINDOW = 200_000
 EXTENDED_WINDOW = 1_000_000
@@ -34,6 +35,8 @@ CALIBRATION = 1.14
 
 @dataclass
 class Compaction:
+    """A compact boundary: Claude Code's own figure (``pre_tokens``) beside our meter's."""
+
     line: int
     trigger: str | None
     pre_tokens: int | None
@@ -81,8 +84,7 @@ class RunningFigures:
     feed the same code, so they agree by construction."""
 
     def __init__(self) -> None:
-        self.names: dict[str, str] = {}
-        self.recent_replies: list[AssistantEntry] = []
+        self.tools = ToolIndex()  # main-chain tool uses, so each result is counted under its tool
         self.current: int | None = None
         self.since_reply = 0  # tokens added after the last reply (its output, new tool results, prompts)
         self.model = ""
@@ -92,14 +94,6 @@ class RunningFigures:
 
     def _count(self, category: str, tokens: int) -> None:
         self.categories[category] = self.categories.get(category, 0) + int(tokens * CALIBRATION)
-
-    def _tool_name(self, tool_use_id: str) -> str:
-        # A reply's later tool_use lines are folded into an entry already seen; look there.
-        if tool_use_id not in self.names:
-            for reply in reversed(self.recent_replies):
-                for use in reply.tool_uses:
-                    self.names.setdefault(use.id, use.name)
-        return self.names.get(tool_use_id, "unknown")
 
     def add(self, entry: Entry) -> None:
         if isinstance(entry, SystemEntry) and entry.subtype == "compact_boundary":
@@ -114,10 +108,8 @@ class RunningFigures:
         if isinstance(entry, AssistantEntry):
             if entry.is_sidechain:
                 return
-            self.recent_replies.append(entry)
-            del self.recent_replies[:-64]
+            self.tools.add_reply(entry)
             for use in entry.tool_uses:
-                self.names[use.id] = use.name
                 self._count("tool calls", fast_count(json.dumps(use.input)))
             if entry.usage.context_tokens:
                 self.current = entry.usage.context_tokens
@@ -132,7 +124,7 @@ class RunningFigures:
             for result in entry.tool_results:
                 tokens = fast_count(result.text())
                 self.since_reply += tokens
-                self._count(f"tool:{self._tool_name(result.tool_use_id)}", tokens)
+                self._count(f"tool:{self.tools.name(result.tool_use_id)}", tokens)
             for text in entry.texts:
                 self.since_reply += fast_count(text)
                 self._count("compact summary" if entry.is_compact_summary else "text", fast_count(text))

@@ -48,7 +48,7 @@ def plot_context(stats: TranscriptStats, output: Path | str) -> Path:
         )
         for i, compaction in enumerate(stats.compactions):
             ax.axvline(
-                compaction["line"],
+                compaction.line,
                 color="#7f8c8d",
                 linestyle=":",
                 label="compaction" if i == 0 else None,

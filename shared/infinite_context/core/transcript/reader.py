@@ -162,9 +162,7 @@ def tool_use_from(block: dict[str, Any]) -> ToolUse:
 
 def tool_result_from(block: dict[str, Any], extra: dict[str, Any] | None = None) -> ToolResult:
     """A ``tool_result`` content block (of a user line); ``extra``: the line's ``toolUseResult``."""
-    return ToolResult(
-        str(block.get("tool_use_id")), block.get("content"), bool(block.get("is_error")), extra
-    )
+    return ToolResult(str(block.get("tool_use_id")), block.get("content"), bool(block.get("is_error")), extra)
 
 
 def message_blocks(obj: dict[str, Any]) -> list[dict[str, Any]]:

@@ -15,9 +15,10 @@ from pydantic import BaseModel, Field
 
 from ..errors import InvalidInput, NotFound
 from .locate import all_transcripts, live_transcript, transcripts_dir
-from .meter import CALIBRATION, ContextMeter, measure, measure_entries
-from .reader import ReadStats, TranscriptReader, content_text, merged_entries, sidecar_path
+from .meter import CALIBRATION, Compaction, ContextMeter, measure, measure_entries
+from .reader import ReadStats, TranscriptReader, merged_entries, sidecar_path, usage_from
 from .transform import Lookup, TransformOptions, TransformStats, transform
+from .walk import ToolIndex, on_chain, tool_calls, tool_results_in
 
 if TYPE_CHECKING:
     from ..brain import ProjectBrain
@@ -55,7 +56,7 @@ class TranscriptStats(BaseModel):
     context_window: int
     model: str
     by_category: dict[str, int]
-    compactions: list[dict[str, Any]]
+    compactions: list[Compaction]
     tool_tokens_before: int
     tool_tokens_after: int
     replaced: int
@@ -133,19 +134,14 @@ def transform_messages(
 
 # ---- expand ------------------------------------------------------------------------------------
 def _find_result(path: Path, tool_use_id: str) -> tuple[str | None, str | None]:
-    name: str | None = None
-    for _number, _raw, obj in TranscriptReader(path).raw_lines():
-        content = (obj or {}).get("message", {}).get("content") if obj else None
-        if not isinstance(content, list):
-            continue
-        for block in content:
-            if not isinstance(block, dict):
-                continue
-            if block.get("type") == "tool_use" and block.get("id") == tool_use_id:
-                name = str(block.get("name"))
-            elif block.get("type") == "tool_result" and block.get("tool_use_id") == tool_use_id:
-                return name, content_text(block.get("content"))
-    return name, None
+    """(tool name, result text) of one tool use; either is None when the file lacks it."""
+    uses = ToolIndex()
+    rows = ((n, obj) for n, _raw, obj in TranscriptReader(path).raw_lines() if obj is not None)
+    for call in tool_calls(rows, index=uses):
+        if call.result.tool_use_id == tool_use_id:
+            return (call.use.name if call.use else None), call.result.text()
+    use = uses.get(tool_use_id)
+    return (use.name if use else None), None
 
 
 def expand(
@@ -219,23 +215,13 @@ def _endless_curve(
         if kind == "system" and obj.get("subtype") == "compact_boundary":
             saved = 0.0
             continue
-        if obj.get("isSidechain"):
+        if not on_chain(obj, "main"):
             continue
-        message = obj.get("message") or {}
         if kind == "user":
-            content = message.get("content")
-            if isinstance(content, list):
-                saved += CALIBRATION * sum(
-                    saved_by_id.get(str(b.get("tool_use_id")), 0)
-                    for b in content
-                    if isinstance(b, dict) and b.get("type") == "tool_result"
-                )
+            saved += CALIBRATION * sum(saved_by_id.get(r.tool_use_id, 0) for _b, r in tool_results_in(obj))
         elif kind == "assistant":
-            usage = message.get("usage") or {}
-            tokens = sum(
-                int(usage.get(k) or 0)
-                for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
-            )
+            message = obj.get("message") or {}
+            tokens = usage_from(message.get("usage")).context_tokens
             key = str(message.get("id") or line)
             if tokens and key not in seen:
                 seen.add(key)
@@ -268,7 +254,7 @@ def transcript_stats(
         context_window=meter.context_window,
         model=meter.model,
         by_category=meter.by_category,
-        compactions=[c.__dict__ for c in meter.compactions],
+        compactions=meter.compactions,
         tool_tokens_before=stats.tokens_before,
         tool_tokens_after=stats.tokens_after,
         replaced=stats.replaced,

@@ -19,7 +19,7 @@ from typing import Any
 from ..models import Observation
 from ..tokens import fast_count
 from .observe import DEFAULT_MAX_TOKENS, build_observation
-from .reader import content_text
+from .walk import ToolCall, ToolIndex, tool_calls
 
 Lookup = Callable[[list[str]], dict[str, Observation]]
 MARKER = "[endless-mode"
@@ -73,17 +73,6 @@ def replacement_text(obs: Observation, original_tokens: int) -> str:
     )
 
 
-def _tool_uses(messages: list[dict[str, Any]]) -> dict[str, tuple[str, dict[str, Any]]]:
-    found: dict[str, tuple[str, dict[str, Any]]] = {}
-    for msg in messages:
-        if msg.get("type") != "assistant":
-            continue
-        for block in (msg.get("message") or {}).get("content") or []:
-            if isinstance(block, dict) and block.get("type") == "tool_use":
-                found[str(block.get("id"))] = (str(block.get("name")), block.get("input") or {})
-    return found
-
-
 def _lookup_with_timeout(lookup: Lookup | None, ids: list[str], timeout_ms: int) -> dict[str, Observation]:
     if lookup is None or not ids:
         return {}
@@ -103,34 +92,39 @@ def transform(
     started = time.perf_counter()
     opts = options or TransformOptions()
     stats = TransformStats()
-    uses = _tool_uses(messages)
-    order = list(uses)
+    uses = ToolIndex.of_lines(messages)  # all of them first: the newest N stay whole
+    order = list(uses.uses)
     recent = set(order[-opts.keep_recent :]) if opts.keep_recent > 0 else set()
+    by_line: dict[int, list[ToolCall]] = {}
+    for found in tool_calls(enumerate(messages), index=uses):
+        by_line.setdefault(found.line, []).append(found)
 
-    candidates: list[str] = []
-    for msg in messages:
-        if msg.get("type") == "user":
-            for block in _result_blocks(msg):
-                tid = str(block.get("tool_use_id"))
-                if tid not in recent and uses.get(tid, ("?",))[0] not in opts.keep_tools:
-                    candidates.append(tid)
+    candidates = [
+        tid
+        for calls in by_line.values()
+        for tid in (c.result.tool_use_id for c in calls)
+        if tid not in recent and uses.name(tid) not in opts.keep_tools
+    ]
     stored = _lookup_with_timeout(lookup, candidates, opts.timeout_ms)
 
     out: list[dict[str, Any]] = []
-    for msg in messages:
-        blocks = _result_blocks(msg) if msg.get("type") == "user" else []
-        if not blocks:
+    for number, msg in enumerate(messages):
+        calls = by_line.get(number)
+        if not calls:
             out.append(msg)
             continue
+        pending = iter(calls)
+        call: ToolCall | None = next(pending)
         new_content: list[Any] = []
         changed = False
-        for block in (msg.get("message") or {}).get("content") or []:
-            if not (isinstance(block, dict) and block.get("type") == "tool_result"):
+        for block in msg["message"]["content"]:  # the results in order, other blocks as they are
+            if call is None or block is not call.block:
                 new_content.append(block)
                 continue
-            replaced = _replace(block, uses, recent, stored, opts, stats)
+            replaced = _replace(call, recent, stored, opts, stats)
             changed |= replaced is not block
             new_content.append(replaced)
+            call = next(pending, None)
         if changed:
             copy = dict(msg)
             copy["message"] = {**msg["message"], "content": new_content}
@@ -141,24 +135,17 @@ def transform(
     return out, stats
 
 
-def _result_blocks(msg: dict[str, Any]) -> list[dict[str, Any]]:
-    content = (msg.get("message") or {}).get("content")
-    if not isinstance(content, list):
-        return []
-    return [b for b in content if isinstance(b, dict) and b.get("type") == "tool_result"]
-
-
 def _replace(
-    block: dict[str, Any],
-    uses: dict[str, tuple[str, dict[str, Any]]],
+    call: ToolCall,
     recent: set[str],
     stored: dict[str, Observation],
     opts: TransformOptions,
     stats: TransformStats,
 ) -> dict[str, Any]:
-    tid = str(block.get("tool_use_id"))
-    name, tool_input = uses.get(tid, ("unknown", {}))
-    text = content_text(block.get("content"))
+    block = call.block
+    tid = call.result.tool_use_id
+    name, tool_input = (call.use.name, call.use.input) if call.use else ("unknown", {})
+    text = call.result.text()
     before = fast_count(text)
     tool = stats.per_tool.setdefault(name, ToolStats())
     tool.results += 1
@@ -179,7 +166,7 @@ def _replace(
                     name,
                     tool_input,
                     text,
-                    is_error=bool(block.get("is_error")),
+                    is_error=call.result.is_error,
                     max_tokens=opts.max_tokens,
                     original_tokens=before,
                 )
