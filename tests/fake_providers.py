@@ -53,7 +53,7 @@ def session_id_in(prompt: str) -> str:
 
 
 def old_state_in(prompt: str) -> dict[str, Any]:
-    block = prompt.split("OLD STATE:\n", 1)[1].split("\n\nNEW CONTEXT", 1)[0]
+    block = prompt.split("OLD STATE:\n", 1)[1].split("\n\nNEW FACTS", 1)[0]
     return json.loads(block)  # type: ignore[no-any-return]
 
 

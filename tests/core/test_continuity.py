@@ -289,3 +289,13 @@ def test_branch_and_the_last_few_steps_carry_over(project_dir: Path) -> None:
     assert ac.earlier_steps == ["Reading auth.py", "Ran the tests"]
     text = render_within(state, None)
     assert "**Branch:** `fix/AUTH-12-login`" in text and "Ran the tests / Reading auth.py" in text
+
+
+def test_integrity_lets_an_answered_assistant_question_go(project_dir: Path) -> None:
+    from infinite_context.core.merge.integrity import problems
+
+    asked = run(project_dir, transcript(questions=[QuestionFact(text="Push now?", from_assistant=True)]))
+    closed = asked.model_copy(deep=True)
+    closed.active_context.active_decisions = []
+    assert problems(asked, closed, session_id="sid", root=project_dir, cap=4000, replied=True) == []
+    assert problems(asked, closed, session_id="sid", root=project_dir, cap=4000, replied=False)

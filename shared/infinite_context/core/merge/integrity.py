@@ -237,6 +237,7 @@ def problems(
     root: Path,
     cap: int,
     known: set[str] | frozenset[str] = frozenset(),
+    replied: bool = False,
 ) -> list[str]:
     """Reasons ``new`` must not be stored (empty when it is acceptable)."""
     found: list[str] = []
@@ -254,7 +255,8 @@ def problems(
         dropped = [
             d.question
             for d in old.active_context.active_decisions
-            if d.status == "pending" and d.question not in still
+            # The assistant's own question closes once the user has replied (``replied``).
+            if d.status == "pending" and d.question not in still and not (replied and d.from_assistant)
         ]
         if dropped:
             found.append(f"pending decisions dropped without a decision: {'; '.join(dropped[:3])}")

@@ -162,6 +162,7 @@ class LlmMerger:
             root=request.project_root,
             cap=request.token_cap,
             known=known,
+            replied=request.facts.user_replied,
         )
         if found:
             raise ProviderFailure(self.name, "invalid_output", "answer rejected: " + "; ".join(found))
