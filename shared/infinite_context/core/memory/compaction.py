@@ -18,9 +18,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from ..text import terms
 from .model import MemoryItem
 from .scoring import retention
-from .text import terms
 
 DUPLICATE_OVERLAP = 0.7
 

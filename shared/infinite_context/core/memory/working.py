@@ -16,11 +16,12 @@ from ..errors import InvalidInput, NotFound
 from ..models import utcnow
 from ..redact import redact
 from ..storage.parts import IndexedItem, IndexTerms
+from ..text import terms
 from ..tokens import count_tokens
 from . import compaction
 from .model import BudgetStatus, CompactionReport, MemoryConfig, MemoryItem, QueryHit, RecallResult
 from .scoring import retention
-from .text import auto_tags, detect_type, index_terms, normalize_tags, terms
+from .text import auto_tags, detect_type, index_terms, normalize_tags
 
 if TYPE_CHECKING:
     from ..config import Settings

@@ -59,9 +59,3 @@ class AnthropicMerger(LlmMerger):
             return "invalid_output", f"answer could not be parsed: {type(exc).__name__}: {exc}"[:300]
         log.error("unexpected error from the Anthropic SDK", exc_info=exc)
         return "rejected", f"unexpected {type(exc).__name__}: {exc}"[:300]
-
-    def count_tokens(self, text: str) -> int:
-        result = self._get_client().messages.count_tokens(
-            model=self.model, messages=[{"role": "user", "content": text}]
-        )
-        return int(result.input_tokens)

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..facts import ContextFacts, DecisionFact, Failure, QuestionFact
+from ..text import similarity as similarity  # offline.py still imports it from here
 
 # A label at the start of a line, optionally as a markdown heading or bold.
 _LABELS: dict[str, str] = {
@@ -272,28 +273,6 @@ def relative_file(token: str, root: Path) -> str | None:
         return rel.as_posix() if resolved.is_file() else None
     except OSError:
         return None
-
-
-_WORD = re.compile(r"[a-z0-9]+")
-_STOP = frozenset(
-    (
-        "the a an and or of to in on for with is are was were be been it this that we i our my at by from "
-        "as into now then so use using should do does did will would can could not no yes "
-        "which what whether how who when where why"
-    ).split()
-)
-
-
-def content_words(text: str) -> set[str]:
-    return {w for w in _WORD.findall(text.lower()) if w not in _STOP and len(w) > 1}
-
-
-def similarity(a: str, b: str) -> float:
-    """Jaccard overlap of content words (0..1)."""
-    wa, wb = content_words(a), content_words(b)
-    if not wa or not wb:
-        return 0.0
-    return len(wa & wb) / len(wa | wb)
 
 
 def facts_from_text(text: str, project_root: Path) -> ContextFacts:

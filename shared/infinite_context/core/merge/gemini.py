@@ -52,8 +52,3 @@ class GeminiMerger(LlmMerger):
             return "rejected", f"Gemini refused the request (HTTP {code}): {detail}"
         # Timeouts and connection errors come from the HTTP layer, not as APIError.
         return "transient", f"{type(exc).__name__}: {exc}"[:300]
-
-    def count_tokens(self, text: str) -> int:
-        """Exact token count from the provider (used when a key is present)."""
-        response = self._get_client().models.count_tokens(model=self.model, contents=text)
-        return int(response.total_tokens or 0)
