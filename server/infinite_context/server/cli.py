@@ -187,7 +187,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
-    from infinite_context.core.diagnostics import run_checks
+    from .doctor import run_checks
 
     checks = run_checks(args.project)
 
@@ -305,7 +305,7 @@ def cmd_memory(args: argparse.Namespace) -> int:
 
 
 def cmd_install(args: argparse.Namespace) -> int:
-    from infinite_context.core.claude_code import install
+    from .claude_code import install
 
     # The folder Claude Code is started in (it keys project and local settings on it).
     settings = _settings(args)

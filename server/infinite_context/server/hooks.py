@@ -116,8 +116,9 @@ HANDLERS: dict[str, Handler] = {
     "pre-compact": pre_compact,
     "post-tool-use": post_tool_use,
 }
-#: Claude Code's event names, accepted as well as ours
-ALIASES = {
+#: Claude Code's event names -> our sub-commands (the installer wires exactly these; both
+#: spellings are accepted on the command line)
+EVENTS = {
     "SessionStart": "session-start",
     "SessionEnd": "session-end",
     "PreCompact": "pre-compact",
@@ -127,7 +128,7 @@ ALIASES = {
 
 def run_hook(event: str, raw: bytes, project: Path | None = None) -> int:
     """Run one hook on the raw stdin bytes; always returns 0."""
-    name = ALIASES.get(event, event)
+    name = EVENTS.get(event, event)
     handler = HANDLERS.get(name)
     if handler is None:
         log.error("unknown hook event %r; known: %s", event, ", ".join(sorted(HANDLERS)))

@@ -273,7 +273,7 @@ def build_server() -> InfiniteContextServer:
 
     @request("infiniteContext/installClaudeCode")
     def install_claude_code(session: FolderSession, params: dict[str, Any]) -> Any:
-        from infinite_context.core.claude_code import Scope, install
+        from ..claude_code import Scope, install
 
         scope = params.get("scope") or "project"
         if scope not in ("project", "local", "user"):

@@ -31,16 +31,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from .errors import InvalidInput
+from infinite_context.core.errors import InvalidInput
+
+from .hooks import EVENTS
 
 Scope = Literal["project", "local", "user"]
 SERVER_NAME = "infinite-context"
+#: extra fields of each hook entry (the events and their sub-commands are ``hooks.EVENTS``)
+_HOOK_FIELDS: dict[str, dict[str, Any]] = {
+    "SessionStart": {"timeout": 15},
+    "SessionEnd": {"timeout": 15},
+    "PreCompact": {"timeout": 30},
+    "PostToolUse": {"async": True, "timeout": 15},
+}
 #: Claude Code event -> our hook sub-command, and extra fields of the hook entry
 HOOK_EVENTS: dict[str, tuple[str, dict[str, Any]]] = {
-    "SessionStart": ("session-start", {"timeout": 15}),
-    "SessionEnd": ("session-end", {"timeout": 15}),
-    "PreCompact": ("pre-compact", {"timeout": 30}),
-    "PostToolUse": ("post-tool-use", {"async": True, "timeout": 15}),
+    event: (subcommand, _HOOK_FIELDS.get(event, {"timeout": 15})) for event, subcommand in EVENTS.items()
 }
 BACKUP_SUFFIX = ".infinite-context.bak"
 

@@ -8,10 +8,10 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel
 
-from .errors import InfiniteContextError
+from infinite_context.core.errors import InfiniteContextError
 
 if TYPE_CHECKING:
-    from .config import Settings
+    from infinite_context.core.config import Settings
 
 
 class Check(BaseModel):
@@ -22,7 +22,7 @@ class Check(BaseModel):
 
 
 def run_checks(project: str | None = None) -> list[Check]:
-    from .config import load_settings
+    from infinite_context.core.config import load_settings
 
     checks: list[Check] = []
     ok = sys.version_info >= (3, 11)
@@ -41,7 +41,7 @@ def run_checks(project: str | None = None) -> list[Check]:
         return checks
     checks.append(Check(name="settings", status="ok", detail="environment and .env parsed"))
 
-    from .brain import ProjectBrain
+    from infinite_context.core.brain import ProjectBrain
 
     try:
         with ProjectBrain.open(project, settings) as brain:
@@ -69,7 +69,7 @@ def run_checks(project: str | None = None) -> list[Check]:
         checks.append(Check(name="store", status="fail", detail=exc.message, fix=exc.fix))
 
     checks.append(merge_check(settings))
-    from .project import locate_project
+    from infinite_context.core.project import locate_project
 
     try:
         folder = locate_project(project, settings)
@@ -81,7 +81,7 @@ def run_checks(project: str | None = None) -> list[Check]:
 
 def merge_check(settings: Settings) -> Check:
     """Which merge tiers will run, in order, and which variable's key pays for each."""
-    from .merge_plan import merge_plan
+    from infinite_context.core.merge_plan import merge_plan
 
     plan = merge_plan(settings)
     detail = plan.describe()
@@ -110,8 +110,9 @@ def merge_check(settings: Settings) -> Check:
 def claude_code_checks(folder: Path, settings: Settings) -> list[Check]:
     """Is Claude Code wired to this installation (MCP entry, hooks), and where are its
     transcripts for this folder?"""
+    from infinite_context.core.transcript.locate import all_transcripts, transcripts_dir
+
     from .claude_code import wiring
-    from .transcript.locate import all_transcripts, transcripts_dir
 
     wired = wiring(folder, settings.claude_config_dir)
     config_dir = settings.resolved_claude_config_dir()
