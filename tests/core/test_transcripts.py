@@ -101,6 +101,7 @@ def test_malformed_unknown_and_empty_input_are_counted_not_fatal(tmp_path: Path)
     assert stats.tool_tokens_before == 0 and stats.curve == []
 
 
+@pytest.mark.slow  # writes and streams 200 MB in a child process
 def test_a_200_mb_transcript_streams_in_bounded_memory(tmp_path: Path) -> None:
     big = tmp_path / "huge.jsonl"
     lines = (FIXTURES / "spotter" / "tool_heavy.jsonl").read_bytes()
