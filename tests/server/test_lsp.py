@@ -151,30 +151,30 @@ async def test_requests_notifications_and_two_folders(lsp: Session, store_url: s
     assert time.monotonic() - written < 1.5
 
 
-@pytest.mark.parametrize(
-    ("method", "params", "words"),
-    [
-        ("checkpoint", {"context": "x"}, "folderUri"),  # two folders open: which one?
-        ("checkpoint", {"folderUri": "file:///nowhere", "context": "x"}, "not an open workspace folder"),
-        ("checkpoint", {"folderUri": "FOLDER", "context": 42}, "context"),
-        ("checkpoint", {"folderUri": "FOLDER", "context": ""}, "context"),
-        ("rollback", {"folderUri": "FOLDER", "version": 99}, "version"),
-        ("resume", {"folderUri": "FOLDER", "maxTokens": "many"}, "maxTokens"),
-        ("diff", {"folderUri": "FOLDER", "from": 1}, "from/to"),
-        ("installClaudeCode", {"folderUri": "FOLDER", "scope": "galaxy"}, "scope"),
-    ],
-)
-async def test_bad_params_are_json_rpc_errors(
-    lsp: Session, method: str, params: dict[str, Any], words: str
-) -> None:
+BAD_PARAMS: list[tuple[str, dict[str, Any], str]] = [
+    ("checkpoint", {"context": "x"}, "folderUri"),  # two folders open: which one?
+    ("checkpoint", {"folderUri": "file:///nowhere", "context": "x"}, "not an open workspace folder"),
+    ("checkpoint", {"folderUri": "FOLDER", "context": 42}, "context"),
+    ("checkpoint", {"folderUri": "FOLDER", "context": ""}, "context"),
+    ("rollback", {"folderUri": "FOLDER", "version": 99}, "version"),
+    ("resume", {"folderUri": "FOLDER", "maxTokens": "many"}, "maxTokens"),
+    ("diff", {"folderUri": "FOLDER", "from": 1}, "from/to"),
+    ("installClaudeCode", {"folderUri": "FOLDER", "scope": "galaxy"}, "scope"),
+]
+
+
+async def test_bad_params_are_json_rpc_errors(lsp: Session) -> None:
+    """Every bad request on one server (one start instead of one per case): each is a JSON-RPC
+    error naming the field, and the server keeps serving after each."""
     folder = lsp.folders[0].as_uri()  # type: ignore[attr-defined]
-    params = {k: (folder if v == "FOLDER" else v) for k, v in params.items()}
-    with pytest.raises(JsonRpcException) as raised:
-        await lsp.request(method, params)
-    assert words in str(raised.value.message)
-    assert raised.value.code in (-32602, -32000, -32001, -32002, -32003, -32004, -32005)
-    status = _plain(await lsp.request("status", {"folderUri": folder}))  # still serving
-    assert status["version"] == 0
+    for method, raw, words in BAD_PARAMS:
+        params = {k: (folder if v == "FOLDER" else v) for k, v in raw.items()}
+        with pytest.raises(JsonRpcException) as raised:
+            await lsp.request(method, params)
+        assert words in str(raised.value.message), (method, raw, raised.value.message)
+        assert raised.value.code in (-32602, -32000, -32001, -32002, -32003, -32004, -32005), (method, raw)
+        status = _plain(await lsp.request("status", {"folderUri": folder}))  # still serving
+        assert status["version"] == 0, (method, raw)
 
 
 async def test_workspace_folders_come_and_go(lsp: Session, tmp_path: Path) -> None:
