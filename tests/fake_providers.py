@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-# A step: ("ok", answer_text_builder) | ("status", code) | ("hang", seconds)
+# A step: ("ok", answer_text_builder) | ("status", code) | ("status", (code, headers)) | ("hang", seconds)
 Step = tuple[str, Any]
 
 
@@ -24,6 +24,7 @@ class Recorded:
     headers: dict[str, str]
     body: dict[str, Any]
     raw: bytes
+    at: float = 0.0  # time.monotonic() when it arrived
 
 
 @dataclass
@@ -116,14 +117,16 @@ def fake_provider(kind: str, steps: list[Step]) -> Iterator[FakeProvider]:
             raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
             body = json.loads(raw or b"{}")
             with lock:
-                provider.requests.append(Recorded(self.path, dict(self.headers), body, raw))
+                provider.requests.append(Recorded(self.path, dict(self.headers), body, raw, time.monotonic()))
                 step = provider.next_step()
             action, arg = step
             if action == "hang":
                 time.sleep(arg)
                 return
+            headers: dict[str, str] = {}
             if action == "status":
-                payload, code = _error_body(kind, arg), arg
+                code, headers = arg if isinstance(arg, tuple) else (arg, {})
+                payload = _error_body(kind, code)
             else:
                 payload, code = _ok_body(kind, arg(provider.prompt_of(body)) if callable(arg) else arg), 200
             data = json.dumps(payload).encode()
@@ -131,6 +134,8 @@ def fake_provider(kind: str, steps: list[Step]) -> Iterator[FakeProvider]:
                 self.send_response(code)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
+                for name, value in headers.items():
+                    self.send_header(name, value)
                 self.end_headers()
                 self.wfile.write(data)
             except (BrokenPipeError, ConnectionResetError):

@@ -148,6 +148,17 @@ def test_429_is_retried_then_succeeds(project_dir: Path, store_url: str) -> None
     assert result.merged_by.startswith("gemini") and len(g.requests) == 2 and tier.retries_used == 1
 
 
+def test_429_with_retry_after_waits_as_long_as_the_server_asks(project_dir: Path, store_url: str) -> None:
+    # The anthropic SDK's own retry reads retry-after; without it, it would wait 0.375-0.5 s.
+    steps = [("status", (429, {"retry-after": "1"})), ("ok", good_answer("after waiting"))]
+    with fake_provider("anthropic", steps) as a:
+        with open_brain(project_dir, store_url, anthropic_api_key="a", anthropic_base_url=a.url) as brain:
+            result = brain.checkpoint("Current task: wait", wait=True)
+            tier = brain.merger.tiers[0]  # type: ignore[attr-defined]
+    assert result.merged_by.startswith("anthropic") and len(a.requests) == 2 and tier.retries_used == 1
+    assert 0.95 <= a.requests[1].at - a.requests[0].at < 2.0
+
+
 def test_401_fails_over_at_once_with_a_clear_message(
     project_dir: Path, store_url: str, caplog: pytest.LogCaptureFixture
 ) -> None:

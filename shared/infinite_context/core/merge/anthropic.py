@@ -1,7 +1,7 @@
 """Anthropic tier: structured output through ``messages.parse(output_format=...)``.
 
-The SDK is imported on first use only; its own retries are off (``max_retries=0``) because the
-chain's retry policy applies to every tier alike. Base URL: ``INFINITE_CONTEXT_ANTHROPIC_BASE_URL``
+The SDK is imported on first use only; it retries transient failures itself (``max_retries``),
+waiting what the server's ``retry-after`` asks. Base URL: ``INFINITE_CONTEXT_ANTHROPIC_BASE_URL``
 or the SDK's own ``ANTHROPIC_BASE_URL``.
 """
 
@@ -11,7 +11,7 @@ import logging
 from typing import Any
 
 from ..models import ProjectState
-from .llm import MAX_OUTPUT_TOKENS, FailureKind, LlmMerger
+from .llm import MAX_OUTPUT_TOKENS, RETRIES, FailureKind, LlmMerger
 
 log = logging.getLogger(__name__)
 
@@ -23,7 +23,12 @@ class AnthropicMerger(LlmMerger):
     def _make_client(self) -> Any:
         import anthropic
 
-        kwargs: dict[str, Any] = {"api_key": self._api_key, "max_retries": 0, "timeout": self.timeout_seconds}
+        kwargs: dict[str, Any] = {
+            "api_key": self._api_key,
+            "max_retries": RETRIES,  # 408/409/429/5xx, timeouts, connection errors; honours retry-after
+            "timeout": self.timeout_seconds,
+            "http_client": anthropic.DefaultHttpxClient(event_hooks={"request": [self._count_attempt]}),
+        }
         if self._base_url:
             kwargs["base_url"] = self._base_url
         return anthropic.Anthropic(**kwargs)

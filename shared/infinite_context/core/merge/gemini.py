@@ -8,7 +8,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from .llm import MAX_OUTPUT_TOKENS, TEMPERATURE, FailureKind, LlmMerger, state_schema
+from .llm import (
+    BACKOFF_MAX_SECONDS,
+    MAX_OUTPUT_TOKENS,
+    RETRIES,
+    TEMPERATURE,
+    FailureKind,
+    LlmMerger,
+    state_schema,
+)
 
 
 class GeminiMerger(LlmMerger):
@@ -19,7 +27,17 @@ class GeminiMerger(LlmMerger):
         from google import genai
         from google.genai import types
 
-        options = types.HttpOptions(timeout=int(self.timeout_seconds * 1000))
+        options = types.HttpOptions(
+            timeout=int(self.timeout_seconds * 1000),
+            # The SDK retries 408/429/5xx, timeouts and connection errors (not reading Retry-After).
+            retry_options=types.HttpRetryOptions(
+                attempts=RETRIES + 1,
+                initial_delay=self.backoff_seconds,
+                max_delay=BACKOFF_MAX_SECONDS,
+                jitter=self.backoff_seconds,
+            ),
+            client_args={"event_hooks": {"request": [self._count_attempt]}},
+        )
         if self._base_url:
             options.base_url = self._base_url
         return genai.Client(api_key=self._api_key, http_options=options)

@@ -1,16 +1,22 @@
-"""What the LLM tiers share: the prompt, retries on transient failures, and the checks a
-provider's answer must pass before it may replace the offline merge.
+"""What the LLM tiers share: the prompt, the retry budget, how a failure is told apart, and the
+checks a provider's answer must pass before it may replace the offline merge.
 
-A provider implements ``_generate(system, user) -> str`` and ``_classify(exc)``; everything
-else (retry policy, JSON parsing, schema and integrity validation) is here, so both tiers
-behave identically and the chain can fall through honestly.
+A provider implements ``_make_client``, ``_generate(prompt) -> str`` and ``_classify(exc)``;
+everything else (JSON parsing, schema and integrity validation) is here, so both tiers behave
+identically and the chain can fall through honestly.
+
+Retries are the SDKs' own (``RETRIES`` more attempts on 408/429/5xx, timeouts and dropped
+connections): anthropic waits what the server's ``retry-after`` / ``retry-after-ms`` asks, else
+0.5 s doubling; google-genai (3.x) backs off exponentially from ``BACKOFF_BASE_SECONDS`` and
+does not read ``Retry-After`` (googleapis/python-genai#1875). What is left when the SDK gives up
+is classified once: a rejected key or request falls through to the next tier at once, a
+transient failure after the retries too, and an answer that does not validate is never retried.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import random
 import time
 from importlib import resources
 from typing import Any, Literal
@@ -25,8 +31,11 @@ log = logging.getLogger(__name__)
 
 TEMPERATURE = 0.3
 MAX_OUTPUT_TOKENS = 8000
+#: attempts after the first one, made by the SDK on a transient failure
 RETRIES = 2
+#: Gemini's first retry delay (and its random extra); anthropic's is the SDK's own 0.5 s
 BACKOFF_BASE_SECONDS = 0.5
+BACKOFF_MAX_SECONDS = 8.0
 MAX_CONTEXT_CHARS_SENT = 400_000
 
 FailureKind = Literal["transient", "rejected", "invalid_output"]
@@ -71,11 +80,6 @@ def build_prompt(request: MergeRequest) -> str:
     )
 
 
-def backoff(attempt: int) -> float:
-    ceiling = BACKOFF_BASE_SECONDS * (2**attempt)
-    return random.uniform(ceiling / 2, ceiling)
-
-
 class LlmMerger:
     """Base of the provider tiers. ``name`` is the tier (gemini / anthropic), ``model`` its model."""
 
@@ -87,6 +91,7 @@ class LlmMerger:
         self.model = model
         self.timeout_seconds = timeout_seconds
         self.retries_used = 0
+        self._attempts = 0  # HTTP requests sent, retries included (counted by an event hook)
         self._api_key = api_key
         self._base_url = base_url
         self._client: Any = None
@@ -96,6 +101,11 @@ class LlmMerger:
         if self._client is None:
             self._client = self._make_client()
         return self._client
+
+    @property
+    def backoff_seconds(self) -> float:
+        """The first retry delay, read when a client is made (so a test can shorten it)."""
+        return BACKOFF_BASE_SECONDS
 
     @property
     def label(self) -> str:
@@ -112,23 +122,27 @@ class LlmMerger:
         raise NotImplementedError
 
     # ---- the shared policy ------------------------------------------------------------------
-    def _call_with_retries(self, prompt: str) -> str:
-        attempt = 0
-        while True:
-            try:
-                return self._generate(prompt)
-            except Exception as exc:
-                kind, message = self._classify(exc)
-                if kind != "transient" or attempt >= RETRIES:
-                    raise ProviderFailure(self.name, kind, message, attempts=attempt + 1) from None
-                attempt += 1
-                self.retries_used += 1
-                delay = backoff(attempt)
+    def _count_attempt(self, request: Any) -> None:
+        """An httpx event hook on the SDK's client: every request, so the SDK's retries show."""
+        self._attempts += 1
+
+    def _call(self, prompt: str) -> str:
+        before = self._attempts
+        try:
+            return self._generate(prompt)
+        except Exception as exc:
+            kind, message = self._classify(exc)
+            raise ProviderFailure(
+                self.name, kind, message, attempts=max(1, self._attempts - before)
+            ) from None
+        finally:
+            retries = max(0, self._attempts - before - 1)
+            if retries:
+                self.retries_used += retries
                 log.warning(
-                    f"{self.name} call failed ({message}); retry {attempt}/{RETRIES} in {delay:.1f} s",
+                    f"{self.name} call needed {retries} retr{'y' if retries == 1 else 'ies'} (of {RETRIES})",
                     extra={"tier": self.name, "model": self.model},
                 )
-                time.sleep(delay)
 
     def validate(self, request: MergeRequest, text: str) -> tuple[ProjectState, list[str]]:
         try:
@@ -175,7 +189,7 @@ class LlmMerger:
 
     def merge(self, request: MergeRequest) -> MergeResult:
         started = time.perf_counter()
-        text = self._call_with_retries(build_prompt(request))
+        text = self._call(build_prompt(request))
         state, warnings = self.validate(request, text)
         state.meta.merged_by = self.label
         if request.token_count is not None:
