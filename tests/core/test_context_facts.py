@@ -304,3 +304,33 @@ def test_queued_prompts_of_newer_versions_count_once(tmp_path: Path) -> None:
     path = tmp_path / "t.jsonl"
     path.write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in lines))
     assert digest(TranscriptReader(path), [Path("/w")]).requests == ["convert the prices", note]
+
+
+def test_a_reply_split_over_lines_is_read_whole(tmp_path: Path) -> None:
+    """Claude Code writes each content block of a reply as its own line (same message id), and
+    parallel calls interleave with their results: a tool call that arrives after the text is
+    still a tool call, and the text is no turn-ending question."""
+
+    def reply(block: dict[str, object]) -> dict[str, object]:
+        return {"type": "assistant", "cwd": "/w", "message": {"id": "m1", "content": [block]}}
+
+    def result(uid: str) -> dict[str, object]:
+        return {
+            "type": "user",
+            "message": {"content": [{"type": "tool_result", "tool_use_id": uid, "content": "ok"}]},
+        }
+
+    lines = [
+        {"type": "user", "cwd": "/w", "message": {"content": "edit both files"}},
+        reply({"type": "text", "text": "Shall I edit both? Doing it now."}),
+        reply({"type": "tool_use", "id": "t1", "name": "Edit", "input": {"file_path": "/w/a.py"}}),
+        result("t1"),
+        reply({"type": "tool_use", "id": "t2", "name": "Edit", "input": {"file_path": "/w/b.py"}}),
+        result("t2"),
+    ]
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in lines))
+    facts = digest(TranscriptReader(path), [Path("/w")])
+    assert facts.files_edited == ["a.py", "b.py"] and facts.tool_uses == 2
+    assert facts.questions == [] and facts.conclusions == []
+    assert facts.last_step == "Shall I edit both? Doing it now."

@@ -25,7 +25,16 @@ from ..facts import CommandRun, ContextFacts, DecisionFact, Failure, QuestionFac
 from ..redact import redact
 from .commands import classify, commit_of, failure_lines, outcome, settles, tracker_events
 from .markup import is_acknowledgement, strip_markup, user_text
-from .reader import AssistantEntry, Entry, SystemEntry, ToolResult, ToolUse, TranscriptReader, UserEntry
+from .reader import (
+    RECENT_REPLIES,
+    AssistantEntry,
+    Entry,
+    SystemEntry,
+    ToolResult,
+    ToolUse,
+    TranscriptReader,
+    UserEntry,
+)
 
 EDIT_TOOLS = {"Edit", "Write", "MultiEdit", "NotebookEdit"}
 REQUEST_CHARS = 400
@@ -89,7 +98,14 @@ class _Walk:
     task_items: dict[str, TaskItem] = field(default_factory=dict)
     since_commit: list[str] = field(default_factory=list)
     open_question: QuestionFact | None = None
-    edits_seen: set[str] = field(default_factory=set)
+    # A reply's content blocks are written as separate lines that the reader folds into one
+    # entry, sometimes after the entry was yielded (text first, its tool call a line later, or
+    # parallel calls interleaved with results): blocks are taken as they appear, not once.
+    recent: list[AssistantEntry] = field(default_factory=list)
+    seen_uses: set[str] = field(default_factory=set)
+    seen_texts: dict[int, int] = field(default_factory=dict)
+    #: the latest reply: it ends the turn if the user speaks next and it called no tool
+    last_reply: AssistantEntry | None = None
 
     def path(self, raw: str, cwd: str) -> str:
         return project_path(raw, cwd, self.roots)
@@ -98,22 +114,49 @@ class _Walk:
     def assistant(self, entry: AssistantEntry) -> None:
         self.cwd = entry.cwd or self.cwd
         self.facts.branch = entry.git_branch or self.facts.branch
-        for use in entry.tool_uses:
-            self.facts.tool_uses += 1
-            self.tool_use(use)
-        text = strip_markup(" ".join(t.strip() for t in entry.texts if t.strip()))
+        if not any(known is entry for known in self.recent):
+            if len(self.recent) >= RECENT_REPLIES:
+                self.seen_texts.pop(id(self.recent.pop(0)), None)
+            self.recent.append(entry)
+        self.catch_up()
+        self.last_reply = entry
+
+    def catch_up(self) -> None:
+        """Take the blocks that joined recent replies since they were last looked at."""
+        for entry in self.recent:
+            for use in entry.tool_uses:
+                if use.id not in self.seen_uses:
+                    self.seen_uses.add(use.id)
+                    self.facts.tool_uses += 1
+                    self.tool_use(use)
+            seen = self.seen_texts.get(id(entry), 0)
+            if len(entry.texts) > seen:
+                self.seen_texts[id(entry)] = len(entry.texts)
+                self.narration(entry.texts[seen:])
+
+    def narration(self, texts: list[str]) -> None:
+        text = strip_markup(" ".join(t.strip() for t in texts if t.strip()))
         if not text:
             return
         step = clip(text, STEP_CHARS)
         if self.facts.last_step and self.facts.last_step != step:
             self.facts.earlier_steps = [*self.facts.earlier_steps, self.facts.last_step][-EARLIER_STEPS:]
         self.facts.last_step = step
-        if not entry.tool_uses:  # a reply that ends the turn: its conclusion
-            self.facts.conclusions.append(clip(text, CONCLUSION_CHARS))
-            asked = _last_question(text)
-            if asked:
-                self.open_question = QuestionFact(text=asked, from_assistant=True)
-                self.facts.questions.append(self.open_question)
+
+    def end_of_turn(self) -> None:
+        """The latest reply called no tool and the user (or the window's end) comes next: it is
+        the turn's conclusion, and its last question is open until the user answers."""
+        reply, self.last_reply = self.last_reply, None
+        if reply is None or reply.tool_uses:
+            return
+        text = strip_markup(" ".join(t.strip() for t in reply.texts if t.strip()))
+        if not text:
+            return
+        self.facts.conclusions.append(clip(text, CONCLUSION_CHARS))
+        asked = _last_question(text)
+        if asked:
+            self.open_question = QuestionFact(text=asked, from_assistant=True)
+            self.facts.questions.append(self.open_question)
 
     def tool_use(self, use: ToolUse) -> None:
         data = use.input
@@ -161,11 +204,15 @@ class _Walk:
     def user(self, entry: UserEntry) -> None:
         self.cwd = entry.cwd or self.cwd
         self.facts.branch = entry.git_branch or self.facts.branch
+        self.catch_up()
+        if entry.tool_results:
+            self.last_reply = None  # the turn goes on
         if not (entry.is_meta or entry.is_compact_summary):
             for raw in entry.texts:
                 text = user_text(raw)
                 if not text:
                     continue
+                self.end_of_turn()
                 self.facts.user_replied = True
                 if self.open_question is not None:
                     self.open_question.answer = clip(text, 200)
@@ -233,6 +280,8 @@ class _Walk:
             self.since_commit = []
 
     def finish(self) -> ContextFacts:
+        self.catch_up()
+        self.end_of_turn()
         # Edits whose result lies past the window's end (Claude Code is still writing) count.
         for use, cwd, _index in self.uses.values():
             raw = use.input.get("file_path") or use.input.get("notebook_path")

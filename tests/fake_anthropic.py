@@ -1,0 +1,148 @@
+"""A scripted fake of the Anthropic Messages API, for driving the real Claude Code CLI.
+
+Claude Code (``ANTHROPIC_BASE_URL=http://127.0.0.1:PORT``) sends ``POST /v1/messages`` with
+``stream: true`` and ``POST /v1/messages/count_tokens``; nothing else matters (one ``HEAD /``).
+The main conversation is the request whose ``tools`` include ``Bash``; its next action is chosen
+from the request alone (how many tool_use blocks the history already holds), so a run is
+reproducible. Other requests (titles, summaries) get a short text answer. Replies stream as the
+real API does: message_start, content_block_start / delta / stop, message_delta, message_stop.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass
+class Step:
+    """One assistant turn: a tool call, or (``tool`` None) a final text answer."""
+
+    tool: str | None = None
+    input: dict[str, Any] = field(default_factory=dict)
+    text: str = ""
+
+
+@dataclass
+class FakeAnthropic:
+    script: list[Step]
+    url: str = ""
+    requests: list[dict[str, Any]] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def main_requests(self) -> list[dict[str, Any]]:
+        return [r for r in self.requests if _is_main(r)]
+
+
+def _is_main(body: dict[str, Any]) -> bool:
+    return any(isinstance(t, dict) and t.get("name") == "Bash" for t in body.get("tools") or [])
+
+
+def _tool_uses(body: dict[str, Any]) -> int:
+    count = 0
+    for message in body.get("messages") or []:
+        content = message.get("content")
+        if message.get("role") == "assistant" and isinstance(content, list):
+            count += sum(1 for b in content if isinstance(b, dict) and b.get("type") == "tool_use")
+    return count
+
+
+def _events(step: Step, index: int) -> Iterator[tuple[str, dict[str, Any]]]:
+    message = {
+        "id": f"msg_fake_{index}",
+        "type": "message",
+        "role": "assistant",
+        "model": "claude-sonnet-4-5",
+        "content": [],
+        "stop_reason": None,
+        "stop_sequence": None,
+        "usage": {"input_tokens": 1200 + 300 * index, "output_tokens": 1},
+    }
+    yield "message_start", {"type": "message_start", "message": message}
+    block = 0
+    if step.text:
+        yield (
+            "content_block_start",
+            {"type": "content_block_start", "index": block, "content_block": {"type": "text", "text": ""}},
+        )
+        yield (
+            "content_block_delta",
+            {
+                "type": "content_block_delta",
+                "index": block,
+                "delta": {"type": "text_delta", "text": step.text},
+            },
+        )
+        yield "content_block_stop", {"type": "content_block_stop", "index": block}
+        block += 1
+    if step.tool:
+        start = {"type": "tool_use", "id": f"toolu_fake{index:04d}", "name": step.tool, "input": {}}
+        yield "content_block_start", {"type": "content_block_start", "index": block, "content_block": start}
+        delta = {"type": "input_json_delta", "partial_json": json.dumps(step.input)}
+        yield "content_block_delta", {"type": "content_block_delta", "index": block, "delta": delta}
+        yield "content_block_stop", {"type": "content_block_stop", "index": block}
+    stop = "tool_use" if step.tool else "end_turn"
+    yield (
+        "message_delta",
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": stop, "stop_sequence": None},
+            "usage": {"output_tokens": 20},
+        },
+    )
+    yield "message_stop", {"type": "message_stop"}
+
+
+@contextmanager
+def fake_anthropic(script: list[Step]) -> Iterator[FakeAnthropic]:
+    fake = FakeAnthropic(script=script)
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:  # quiet
+            pass
+
+        def do_HEAD(self) -> None:
+            self.send_response(200)
+            self.end_headers()
+
+        def do_POST(self) -> None:
+            length = int(self.headers.get("content-length") or 0)
+            body = json.loads(self.rfile.read(length) or b"{}")
+            with fake.lock:
+                fake.requests.append(body)
+            if self.path.startswith("/v1/messages/count_tokens"):
+                payload = json.dumps({"input_tokens": len(json.dumps(body)) // 4}).encode()
+                self.send_response(200)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
+                return
+            if _is_main(body):
+                index = _tool_uses(body)
+                step = fake.script[min(index, len(fake.script) - 1)]
+            else:
+                index, step = 0, Step(text="Fake session")
+            self.send_response(200)
+            self.send_header("content-type", "text/event-stream")
+            self.send_header("cache-control", "no-cache")
+            self.end_headers()
+            for event, data in _events(step, index):
+                self.wfile.write(f"event: {event}\ndata: {json.dumps(data)}\n\n".encode())
+                self.wfile.flush()
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    fake.url = f"http://127.0.0.1:{server.server_address[1]}"
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True)
+    thread.start()
+    try:
+        yield fake
+    finally:
+        server.shutdown()
+        server.server_close()
