@@ -2,14 +2,14 @@
 
 A write WATCHes ``version`` (and ``wlock``), reads, and in one MULTI/EXEC sets state and version,
 pushes the history entry and trims the history; a failed EXEC leaves the old state whole. The
-last attempt takes ``wlock`` first; optimistic writers back off while it is held, so it cannot
-lose. The change message is published right after EXEC (a notification after the commit).
+last attempt takes ``wlock`` (a redis-py ``Lock``) first; optimistic writers back off while it
+is held, so it cannot lose. The change message is published right after EXEC (a notification
+after the commit).
 """
 
 from __future__ import annotations
 
 import time
-import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -21,8 +21,10 @@ from .states import CasStates, parse_entry
 
 WRITE_MUTEX_MS = 10_000
 WRITE_MUTEX_WAIT_SECONDS = 30.0
+WRITE_MUTEX_POLL_SECONDS = 0.01
 
-# Compare-and-delete / compare-and-expire: only the owner releases or refreshes its lock.
+# The advisory session lock (not redis-py's Lock: its owner may take it again and a refusal
+# names the holder). Compare-and-delete / compare-and-set: only the owner releases or renews it.
 _RELEASE = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end"
 _ACQUIRE = (
     "local cur = redis.call('get', KEYS[1]) "
@@ -120,21 +122,27 @@ class RedisStates(CasStates):
 
     @contextmanager
     def _write_mutex(self, session_id: str) -> Iterator[None]:
-        client, key, token = self.conn.client, self.conn.key(session_id, "wlock"), uuid.uuid4().hex
-        deadline = time.monotonic() + WRITE_MUTEX_WAIT_SECONDS
-        delay = 0.005
-        while not self.conn.guard(lambda: client.set(key, token, nx=True, px=WRITE_MUTEX_MS)):
-            if time.monotonic() > deadline:
-                raise ConflictError(
-                    f"waited {WRITE_MUTEX_WAIT_SECONDS:.0f} s for the write mutex of session {session_id}",
-                    fix="retry; a writer that died releases it within 10 s",
-                )
-            time.sleep(delay)
-            delay = min(delay * 2, 0.1)
+        """redis-py's ``Lock`` on ``wlock``: SET NX PX with a random token, released only by the
+        token's owner; it expires by itself if its writer dies."""
+        mutex = self.conn.client.lock(
+            self.conn.key(session_id, "wlock"),
+            timeout=WRITE_MUTEX_MS / 1000,
+            sleep=WRITE_MUTEX_POLL_SECONDS,
+            blocking_timeout=WRITE_MUTEX_WAIT_SECONDS,
+            thread_local=False,
+            # Held past its expiry (a write stalled 10 s): the write itself still went through
+            # WATCH, so nothing is lost; there is nothing left to release.
+            raise_on_release_error=False,
+        )
+        if not self.conn.guard(mutex.acquire):
+            raise ConflictError(
+                f"waited {WRITE_MUTEX_WAIT_SECONDS:.0f} s for the write mutex of session {session_id}",
+                fix="retry; a writer that died releases it within 10 s",
+            )
         try:
             yield
         finally:
-            self.conn.guard(lambda: client.eval(_RELEASE, 1, key, token))
+            self.conn.guard(mutex.release)
 
     # ---- history ----------------------------------------------------------------------------
     def history(self, session_id: str, limit: int | None = None) -> list[HistoryEntry]:
