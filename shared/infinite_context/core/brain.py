@@ -39,6 +39,17 @@ from .models import (
     StatusReport,
     utcnow,
 )
+from .params import (
+    ContextText,
+    FromVersion,
+    HistoryLimit,
+    MaxTokens,
+    Steps,
+    TokenCount,
+    ToVersion,
+    Version,
+    validated,
+)
 from .project import Project, locate_project, resolve_project
 from .redact import redact
 from .render import render_within
@@ -109,18 +120,10 @@ class ProjectBrain:
         self.close()
 
     # ---- checkpoint -------------------------------------------------------------------------
-    def _facts(self, context: object, facts: object, token_count: object) -> ContextFacts:
-        """The facts of one checkpoint: ``facts`` as given plus those ``context`` text states."""
-        if facts is not None and not isinstance(facts, ContextFacts):
-            raise InvalidInput("facts", f"must be ContextFacts, got {type(facts).__name__}", fix="pass facts")
-        if context is not None and not isinstance(context, str):
-            raise InvalidInput("context", f"must be text, got {type(context).__name__}", fix="pass a string")
-        if token_count is not None and (
-            isinstance(token_count, bool) or not isinstance(token_count, int) or token_count < 0
-        ):
-            raise InvalidInput(
-                "token_count", "must be a non-negative integer", fix="omit it or pass e.g. 120000"
-            )
+    def _facts(self, context: str | None, facts: ContextFacts | None) -> ContextFacts:
+        """The facts of one checkpoint: ``facts`` as given plus those ``context`` text states.
+        Types and bounds are checked by ``checkpoint`` (core.params); here only what depends on
+        the content and the settings."""
         text = context.strip() if context else ""
         if not text and (facts is None or facts.is_empty()):
             raise InvalidInput(
@@ -141,10 +144,11 @@ class ProjectBrain:
         found = map_strings(facts, redact)
         return found.combined(stated) if stated is not None else found
 
+    @validated
     def checkpoint(
         self,
-        context: str | None = None,
-        token_count: int | None = None,
+        context: ContextText | None = None,
+        token_count: TokenCount | None = None,
         *,
         facts: ContextFacts | None = None,
         wait: bool = False,
@@ -156,7 +160,7 @@ class ProjectBrain:
         once; with LLM tiers configured, a detached refiner replaces it in the background, unless
         ``wait`` asks for the LLM merge before returning (the CLI's ``--wait``).
         """
-        merged = self._facts(context, facts, token_count)
+        merged = self._facts(context, facts)
         if not self.merger.uses_network:
             return self._merge_in_transaction(merged, token_count, self.merger)
         from .merge.offline import OfflineMerger
@@ -318,13 +322,8 @@ class ProjectBrain:
             [f"{len(missing)} active files are not on disk in {self.project.root}: {shown}"],
         )
 
-    def resume(self, max_tokens: int | None = None) -> ResumeResult:
-        if max_tokens is not None and (
-            isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 50
-        ):
-            raise InvalidInput(
-                "max_tokens", "must be an integer of at least 50", fix="omit it or pass e.g. 2000"
-            )
+    @validated
+    def resume(self, max_tokens: MaxTokens | None = None) -> ResumeResult:
         state, missing, warnings = self._state_and_missing()
         budget = self.settings.resume_tokens if max_tokens is None else max_tokens
         markdown = EMPTY_RESUME if state is None else render_within(state, budget, missing=set(missing))
@@ -384,14 +383,11 @@ class ProjectBrain:
             self._client_name = client_name
         return WorkingMemory(self.store, self.session_id, self.settings, self._client_name)
 
-    def history(self, limit: int = 5) -> list[HistorySummary]:
-        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
-            raise InvalidInput("limit", "must be a positive integer", fix="pass e.g. 5")
+    @validated
+    def history(self, limit: HistoryLimit = 5) -> list[HistorySummary]:
         return [_summary(e) for e in self.store.history(self.session_id, limit)]
 
-    def _entry_or_error(self, version: int, field: str) -> HistoryEntry:
-        if isinstance(version, bool) or not isinstance(version, int) or version < 1:
-            raise InvalidInput(field, "must be a positive version number", fix="see `history` for versions")
+    def _entry_or_error(self, version: int) -> HistoryEntry:
         entry = self.store.history_entry(self.session_id, version)
         if entry is None:
             kept = sorted(e.version for e in self.store.history(self.session_id))
@@ -402,27 +398,23 @@ class ProjectBrain:
         return entry
 
     # ---- rollback / diff --------------------------------------------------------------------
-    def rollback(self, steps: int | None = None, version: int | None = None) -> RollbackResult:
+    @validated
+    def rollback(self, steps: Steps | None = None, version: Version | None = None) -> RollbackResult:
         if steps is not None and version is not None:
             raise InvalidInput("steps", "give either steps or version, not both", fix="drop one of them")
         if version is None:
             steps = 1 if steps is None else steps
-            if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
-                raise InvalidInput("steps", "must be a positive integer", fix="pass e.g. 1")
             current = self.store.current_version(self.session_id)
             if current == 0:
                 raise NotFound("there is nothing to roll back yet", fix="make a checkpoint first")
             version = current - steps
-            field = "steps"
             if version < 1:
                 raise InvalidInput(
                     "steps",
                     f"goes back past version 1 (current is {current})",
                     fix=f"pass at most {current - 1}",
                 )
-        else:
-            field = "version"
-        target = self._entry_or_error(version, field)
+        target = self._entry_or_error(version)
 
         def update(_current: ProjectState | None, next_version: int) -> HistoryEntry:
             return self._entry(target.state, next_version, self.clock(), f"rollback:v{target.version}", 0.0)
@@ -430,9 +422,10 @@ class ProjectBrain:
         entry = self.store.update_state(self.session_id, update, repair=True).entry
         return RollbackResult(version=entry.version, restored_from=target.version, merged_by=entry.merged_by)
 
-    def diff(self, from_version: int, to_version: int) -> DiffResult:
-        before = self._entry_or_error(from_version, "from_version").state.content_dict()
-        after = self._entry_or_error(to_version, "to_version").state.content_dict()
+    @validated
+    def diff(self, from_version: FromVersion, to_version: ToVersion) -> DiffResult:
+        before = self._entry_or_error(from_version).state.content_dict()
+        after = self._entry_or_error(to_version).state.content_dict()
         changes = [FieldChange(path=p, before=b, after=a) for p, b, a in _changed_fields(before, after)]
         unified = "".join(
             difflib.unified_diff(

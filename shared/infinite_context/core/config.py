@@ -37,6 +37,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from .errors import ConfigError
 from .logs import LOG_LEVEL_VARIABLES
+from .params import MemoryBudget, Threshold
 
 ENV_PREFIX = "INFINITE_CONTEXT_"
 Provider = Literal["gemini", "anthropic"]
@@ -154,10 +155,10 @@ class Settings(BaseSettings):
     observation_max_tokens: int = Field(300, ge=50, le=4000)
     context_window: int | None = Field(None, ge=1000)
     # Working memory: the budget is detected from the MCP client unless set here or by `configure`.
-    budget: int | None = Field(None, ge=1000, le=10_000_000)
+    budget: MemoryBudget | None = None
     memory_auto_compact: bool = True
-    memory_threshold: float = Field(0.9, gt=0, le=1)
-    memory_target: float = Field(0.8, gt=0, le=1)
+    memory_threshold: Threshold = 0.9
+    memory_target: Threshold = 0.8
 
     _key_sources: dict[str, ProviderKey] = PrivateAttr(default_factory=dict)
     _model_source: str = PrivateAttr("default")

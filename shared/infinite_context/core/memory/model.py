@@ -9,6 +9,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..clock import utcnow
+from ..params import Importance, MemoryBudget, MemoryContent, MemoryId, Summary, Tags, Threshold
 
 ContentType = Literal["error", "decision", "code", "prose", "tool_output"]
 
@@ -20,7 +21,7 @@ class MemoryItem(BaseModel):
     content: str
     summary: str | None = None
     tags: list[str] = Field(default_factory=list)
-    importance: int = Field(5, ge=1, le=10)
+    importance: Importance = 5
     pinned: bool = False
     content_type: ContentType = "prose"
     created_at: datetime = Field(default_factory=utcnow)
@@ -39,13 +40,31 @@ class MemoryItem(BaseModel):
         return self.summary if self.promoted and self.summary else self.content
 
 
+class NewItem(BaseModel):
+    """What a caller gives for a new item (``store``, ``bulk_store``, ``import``), checked against
+    the shared rules (core.params). Strict: ``"5"`` is not an importance; the timestamps of an
+    exported item arrive as ISO text. Other keys of an export (tokens, archived...) are ignored."""
+
+    model_config = ConfigDict(extra="ignore", strict=True, defer_build=True)
+
+    content: MemoryContent
+    summary: Summary | None = None
+    tags: Tags | None = None
+    importance: Importance = 5
+    pinned: bool = False
+    content_type: ContentType | None = None
+    id: MemoryId | None = None
+    created_at: datetime | None = Field(None, strict=False)
+    accessed_at: datetime | None = Field(None, strict=False)
+
+
 class MemoryConfig(BaseModel):
     model_config = ConfigDict(extra="ignore", defer_build=True)
 
-    budget: int = Field(100_000, ge=1_000, le=10_000_000)
+    budget: MemoryBudget = 100_000
     auto_compact: bool = True
-    threshold: float = Field(0.9, gt=0, le=1)  # compact when usage reaches this share
-    target: float = Field(0.8, gt=0, le=1)  # ... down to this share
+    threshold: Threshold = 0.9  # compact when usage reaches this share
+    target: Threshold = 0.8  # ... down to this share
     #: where the budget came from: client name, setting or configure
     source: str = "default"
 

@@ -14,12 +14,36 @@ from pydantic import ValidationError
 
 from ..errors import InvalidInput, NotFound
 from ..models import utcnow
+from ..params import (
+    CompactTarget,
+    Importance,
+    MemoryBudget,
+    MemoryContent,
+    MemoryId,
+    MemoryQuery,
+    PageLimit,
+    PageOffset,
+    SearchLimit,
+    Summary,
+    Tags,
+    Threshold,
+    check_model,
+    validated,
+)
 from ..redact import redact
 from ..storage.parts import IndexedItem, IndexTerms
 from ..text import terms
 from ..tokens import count_tokens
 from . import compaction
-from .model import BudgetStatus, CompactionReport, MemoryConfig, MemoryItem, QueryHit, RecallResult
+from .model import (
+    BudgetStatus,
+    CompactionReport,
+    MemoryConfig,
+    MemoryItem,
+    NewItem,
+    QueryHit,
+    RecallResult,
+)
 from .scoring import retention
 from .text import auto_tags, detect_type, index_terms, normalize_tags
 
@@ -27,7 +51,6 @@ if TYPE_CHECKING:
     from ..config import Settings
     from ..storage.parts import MemoryIndex
 
-MAX_CONTENT_CHARS = 200_000
 MAX_RETENTION = 1.35  # (0.4 + 0.3 + 0.2) * the largest type multiplier
 CANDIDATES = 30  # BM25 candidates re-ranked with the retention score (at least 3x the limit)
 #: budget by MCP client name (lowercase substring), as the seed detected it
@@ -42,12 +65,6 @@ def indexed(items: list[MemoryItem]) -> list[IndexedItem]:
         body, tags = index_terms(item.content, item.summary, item.tags)
         out.append(IndexedItem(item, IndexTerms(tuple(body), tuple(tags))))
     return out
-
-
-def _field_error(exc: ValidationError, prefix: str = "") -> InvalidInput:
-    first = exc.errors()[0]
-    name = prefix + ".".join(str(p) for p in first["loc"])
-    return InvalidInput(name or "item", first["msg"], fix=f"correct {name or 'the item'}")
 
 
 class WorkingMemory:
@@ -81,18 +98,19 @@ class WorkingMemory:
                 return MemoryConfig(budget=budget, source=f"client:{self.client_name}", **base)
         return MemoryConfig(budget=DEFAULT_BUDGET, source="default", **base)
 
+    @validated
     def configure(
-        self, budget: int | None = None, auto_compact: bool | None = None, threshold: float | None = None
+        self,
+        budget: MemoryBudget | None = None,
+        auto_compact: bool | None = None,
+        threshold: Threshold | None = None,
     ) -> MemoryConfig:
         current = self.config().model_dump()
         changes = {"budget": budget, "auto_compact": auto_compact, "threshold": threshold}
         current.update({k: v for k, v in changes.items() if v is not None}, source="configure")
         if current["target"] >= current["threshold"]:
             current["target"] = round(current["threshold"] * 0.9, 3)  # compaction must free something
-        try:
-            config = MemoryConfig.model_validate(current)
-        except ValidationError as exc:
-            raise _field_error(exc) from None
+        config = check_model(MemoryConfig, current)
         self.store.memory_set_config(self.session_id, config.model_dump())
         return config
 
@@ -113,38 +131,22 @@ class WorkingMemory:
 
     # ---- writes -------------------------------------------------------------------------------
     def _new_item(self, raw: dict[str, Any], where: str = "") -> MemoryItem:
-        content = raw.get("content")
-        if not isinstance(content, str) or not content.strip():
-            raise InvalidInput(f"{where}content", "is empty", fix="pass the text to remember")
-        if len(content) > MAX_CONTENT_CHARS:
-            raise InvalidInput(
-                f"{where}content",
-                f"is {len(content):,} characters",
-                fix=f"store at most {MAX_CONTENT_CHARS:,}",
-            )
-        content = redact(content)
-        summary = raw.get("summary")
-        summary = redact(summary) if isinstance(summary, str) and summary.strip() else None
-        content_type = raw.get("content_type") or detect_type(content)
-        tags = raw.get("tags")
-        if tags is not None and not (isinstance(tags, list) and all(isinstance(t, str) for t in tags)):
-            raise InvalidInput(f"{where}tags", "must be a list of strings", fix='e.g. ["auth", "redis"]')
-        fields = {
-            k: v
-            for k, v in raw.items()
-            if k in {"id", "importance", "pinned", "created_at", "accessed_at"} and v is not None
-        }
-        try:
-            return MemoryItem(
-                content=content,
-                summary=summary,
-                tags=normalize_tags(tags) if tags else auto_tags(content, content_type),
-                content_type=content_type,
-                tokens=count_tokens(content),
-                **fields,
-            )
-        except ValidationError as exc:
-            raise _field_error(exc, where) from None
+        """A new item from what the caller gave, checked against the shared rules (NewItem)."""
+        given = check_model(NewItem, raw, where)
+        content = redact(given.content)
+        summary = redact(given.summary) if given.summary and given.summary.strip() else None
+        content_type = given.content_type or detect_type(content)
+        fields = given.model_dump(
+            include={"id", "importance", "pinned", "created_at", "accessed_at"}, exclude_none=True
+        )
+        return MemoryItem(
+            content=content,
+            summary=summary,
+            tags=normalize_tags(given.tags) if given.tags else auto_tags(content, content_type),
+            content_type=content_type,
+            tokens=count_tokens(content),
+            **fields,
+        )
 
     def store_item(self, **fields: Any) -> tuple[MemoryItem, CompactionReport | None]:
         item = self._new_item(fields)
@@ -170,13 +172,14 @@ class WorkingMemory:
             raise NotFound(f"no memory item {item_id!r}", fix="`list` or `query` shows the ids")
         return found
 
+    @validated
     def update(
         self,
-        item_id: str,
-        content: str | None = None,
-        summary: str | None = None,
-        tags: list[str] | None = None,
-        importance: int | None = None,
+        item_id: MemoryId,
+        content: MemoryContent | None = None,
+        summary: Summary | None = None,
+        tags: Tags | None = None,
+        importance: Importance | None = None,
         restore: bool = False,
     ) -> MemoryItem:
         item = self._get(item_id)
@@ -189,10 +192,6 @@ class WorkingMemory:
         if tags is not None:
             changes["tags"] = normalize_tags(tags)
         if importance is not None:
-            if isinstance(importance, bool) or not 1 <= importance <= 10:
-                raise InvalidInput(
-                    "importance", f"{importance} is outside 1-10", fix="pass 1 (low) to 10 (high)"
-                )
             changes["importance"] = importance
         if restore:
             changes |= {"archived": False, "promoted": False}
@@ -204,21 +203,26 @@ class WorkingMemory:
         self.store.memory_put(self.session_id, indexed([updated]))
         return updated
 
-    def set_pinned(self, item_id: str, pinned: bool) -> MemoryItem:
+    @validated
+    def set_pinned(self, item_id: MemoryId, pinned: bool) -> MemoryItem:
         item = self._get(item_id).model_copy(update={"pinned": pinned})
         self.store.memory_update(self.session_id, [item])
         return item
 
-    def forget(self, item_id: str) -> None:
+    @validated
+    def forget(self, item_id: MemoryId) -> None:
         if not self.store.memory_delete(self.session_id, [item_id]):
             raise NotFound(f"no memory item {item_id!r}", fix="`list` or `query` shows the ids")
 
     # ---- reads --------------------------------------------------------------------------------
+    @validated
     def query(
-        self, text: str = "", limit: int = 10, tags: list[str] | None = None, archived: bool = False
+        self,
+        text: MemoryQuery = "",
+        limit: SearchLimit = 10,
+        tags: Tags | None = None,
+        archived: bool = False,
     ) -> list[QueryHit]:
-        if not 1 <= limit <= 100:
-            raise InvalidInput("limit", f"{limit} is outside 1-100", fix="pass e.g. 10")
         wanted = set(normalize_tags(tags or []))
         query_terms = terms(text or "")
         if query_terms:
@@ -261,21 +265,22 @@ class WorkingMemory:
         ]
         self.store.memory_touch(self.session_id, touched)
 
-    def recall(self, limit: int = 10) -> RecallResult:
+    @validated
+    def recall(self, limit: SearchLimit = 10) -> RecallResult:
         """Budget status and the items most worth keeping in mind (pinned first)."""
-        if not 1 <= limit <= 100:
-            raise InvalidInput("limit", f"{limit} is outside 1-100", fix="pass e.g. 10")
         report = self._auto_compact()
         now = utcnow()
         live = self.store.memory_all(self.session_id, archived=False)
         live.sort(key=lambda i: (not i.pinned, -retention(i, now)))
         return RecallResult(budget=self.budget_status(), items=live[:limit], compaction=report)
 
-    def list_items(self, offset: int = 0, limit: int = 20, archived: bool = False) -> list[MemoryItem]:
-        if offset < 0 or not 1 <= limit <= 500:
-            raise InvalidInput("limit", "offset must be >= 0 and limit 1-500", fix="e.g. offset 0, limit 20")
+    @validated
+    def list_items(
+        self, offset: PageOffset = 0, limit: PageLimit = 20, archived: bool = False
+    ) -> list[MemoryItem]:
         return self.store.memory_page(self.session_id, archived, offset, limit)
 
+    @validated
     def export(self, summaries_only: bool = False) -> list[dict[str, Any]]:
         items = self.store.memory_all(self.session_id, archived=None)
         items.sort(key=lambda i: i.created_at)
@@ -305,18 +310,15 @@ class WorkingMemory:
         used = self.store.memory_usage(self.session_id)[0]
         if used < config.threshold * config.budget:
             return None
-        return self.compact(int(config.target * config.budget))
+        return self.compact()  # down to the configured target
 
-    def compact(self, target: float | None = None) -> CompactionReport:
+    @validated
+    def compact(self, target: CompactTarget | None = None) -> CompactionReport:
         """Compact down to ``target``: below 1 a share of the budget (0.5), from 1 on tokens."""
         started = time.perf_counter()
         config = self.config()
         if target is None:
             goal = int(config.target * config.budget)
-        elif isinstance(target, bool) or target <= 0:
-            raise InvalidInput(
-                "target", f"{target} must be > 0", fix="tokens (e.g. 50000) or a share of the budget (0.5)"
-            )
         else:
             goal = int(target * config.budget) if target < 1 else int(target)
         items = self.store.memory_all(self.session_id, archived=False)
