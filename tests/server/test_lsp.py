@@ -158,7 +158,7 @@ BAD_PARAMS: list[tuple[str, dict[str, Any], str]] = [
     ("checkpoint", {"folderUri": "FOLDER", "context": ""}, "context"),
     ("rollback", {"folderUri": "FOLDER", "version": 99}, "version"),
     ("resume", {"folderUri": "FOLDER", "maxTokens": "many"}, "maxTokens"),
-    ("diff", {"folderUri": "FOLDER", "from": 1}, "from/to"),
+    ("diff", {"folderUri": "FOLDER", "from": 1}, "to: is required"),
     ("installClaudeCode", {"folderUri": "FOLDER", "scope": "galaxy"}, "scope"),
 ]
 

@@ -1,8 +1,9 @@
 """The magics: each parses its arguments and makes one ProjectBrain call.
 
-Bad arguments raise IPython's ``UsageError`` (with the usage line); core errors (store down,
-version not in history...) are shown as a clear message in the cell output, once, in ``_call``,
-and the kernel keeps working.
+Bad arguments raise IPython's ``UsageError`` naming the flag (``argument --max-tokens: must be
+>= 50; pass ...``): every numeric flag follows the shared argument rules (``core.params``, through
+``core.flags.Flag``). Core errors (store down, version not in history...) are shown as a clear
+message in the cell output, once, in ``_call``, and the kernel keeps working.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 
 from infinite_context.core.errors import InfiniteContextError
+from infinite_context.core.flags import Flag
 
 from .recorder import Recorder
 
@@ -76,7 +78,7 @@ class ContextMagics(Magics):
     # ---- checkpoint -----------------------------------------------------------------------
     @magic_arguments()
     @argument("-m", "--message", nargs="+", help="what was done / decided / is next")
-    @argument("--tokens", type=int, help="tokens in use, if known")
+    @argument("--tokens", type=Flag("TokenCount"), help="tokens in use, if known")
     @argument("--auto", metavar="N|off", help="also checkpoint every N executed cells; 'off' stops")
     @argument("--project", metavar="DIR", help="project folder (default: the notebook's)")
     @line_cell_magic
@@ -88,8 +90,6 @@ class ContextMagics(Magics):
         the cell body is the context.
         """
         args = parse_argstring(self.checkpoint, line)
-        if args.tokens is not None and args.tokens < 0:
-            raise UsageError("--tokens must be >= 0")
         if args.auto is not None:
             self._set_auto(args.auto)
             if cell is None and not args.message:
@@ -131,12 +131,12 @@ class ContextMagics(Magics):
             self.auto_every = None
             print("infinite-context: automatic checkpoints off")
             return
+        from argparse import ArgumentTypeError
+
         try:
-            every = int(value)
-        except ValueError:
-            raise UsageError("--auto takes a number of cells or 'off'") from None
-        if every < 1:
-            raise UsageError("--auto takes a number of cells >= 1 or 'off'")
+            every = Flag("AutoEvery")(value)
+        except ArgumentTypeError as exc:
+            raise UsageError(f"argument --auto: {exc} (or 'off')") from None
         self.auto_every, self._since_auto = every, 0
         print(f"infinite-context: checkpoint every {every} executed cells")
 
@@ -152,7 +152,7 @@ class ContextMagics(Magics):
 
     # ---- resume / status / history / rollback ---------------------------------------------
     @magic_arguments()
-    @argument("--max-tokens", type=int, help="cap the text at this many tokens")
+    @argument("--max-tokens", type=Flag("MaxTokens"), help="cap the text at this many tokens")
     @argument("--project", metavar="DIR")
     @line_magic
     def resume(self, line: str) -> Any:
@@ -181,7 +181,7 @@ class ContextMagics(Magics):
             self._call(lambda: show_status(brain, self._call))
 
     @magic_arguments()
-    @argument("--limit", type=int, default=10)
+    @argument("--limit", type=Flag("HistoryLimit"), default=10)
     @argument("--project", metavar="DIR")
     @line_magic
     def ctx_history(self, line: str) -> None:
@@ -189,8 +189,6 @@ class ContextMagics(Magics):
         from IPython.display import Markdown, display
 
         args = parse_argstring(self.ctx_history, line)
-        if args.limit < 1:
-            raise UsageError("--limit must be >= 1")
         items = self._call(lambda: self.brain(args.project).history(args.limit))
         if items is None:
             return
@@ -204,8 +202,8 @@ class ContextMagics(Magics):
         display(Markdown("\n".join(rows)))
 
     @magic_arguments()
-    @argument("--steps", type=int, help="go back this many versions (default 1)")
-    @argument("--version", type=int, help="restore exactly this version")
+    @argument("--steps", type=Flag("Steps"), help="go back this many versions (default 1)")
+    @argument("--version", type=Flag("Version"), help="restore exactly this version")
     @argument("--project", metavar="DIR")
     @line_magic
     def rollback(self, line: str) -> None:

@@ -1,9 +1,12 @@
 """The ``infinite-context`` command line: sub-commands, flags and their help (argparse only,
-so building it costs nothing at start-up)."""
+so building it costs nothing at start-up). Numeric and id flags follow the shared argument rules
+(``core.params``, through ``core.flags.Flag``, loaded only when such a flag is given)."""
 
 from __future__ import annotations
 
 import argparse
+
+from infinite_context.core.flags import Flag
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -17,7 +20,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     mc_ = sub.add_parser("mcp", help="run the MCP stdio server (for Claude Code and other MCP clients)")
     mc_.add_argument(
-        "--budget", type=int, metavar="N", help="working-memory token budget (default: by client)"
+        "--budget",
+        type=Flag("MemoryBudget"),
+        metavar="N",
+        help="working-memory token budget (default: by client)",
     )
 
     lsp = sub.add_parser("lsp", help="run the language server (for the VS Code extension; stdio)")
@@ -30,7 +36,9 @@ def build_parser() -> argparse.ArgumentParser:
     source.add_argument("-m", "--message", metavar="TEXT", help="the context text")
     source.add_argument("--file", metavar="F", help="read the context from a file")
     source.add_argument("stdin", nargs="?", choices=["-"], help="'-' reads the context from stdin")
-    cp.add_argument("--tokens", type=int, metavar="N", help="tokens in the assistant's context window")
+    cp.add_argument(
+        "--tokens", type=Flag("TokenCount"), metavar="N", help="tokens in the assistant's context window"
+    )
     cp.add_argument(
         "--no-wait",
         action="store_true",
@@ -38,21 +46,21 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     rs = sub.add_parser("resume", help="print the brain as Markdown")
-    rs.add_argument("--max-tokens", type=int, metavar="N")
+    rs.add_argument("--max-tokens", type=Flag("MaxTokens"), metavar="N")
 
     sub.add_parser("status", help="version, size, merger and history of the brain")
 
     rb = sub.add_parser("rollback", help="restore an earlier version (as a new version)")
     which = rb.add_mutually_exclusive_group()
-    which.add_argument("--steps", type=int, metavar="N")
-    which.add_argument("--version", type=int, metavar="N")
+    which.add_argument("--steps", type=Flag("Steps"), metavar="N")
+    which.add_argument("--version", type=Flag("Version"), metavar="N")
 
     hi = sub.add_parser("history", help="versions kept in history, newest first")
-    hi.add_argument("--limit", type=int, default=10, metavar="N")
+    hi.add_argument("--limit", type=Flag("HistoryLimit"), default=10, metavar="N")
 
     df = sub.add_parser("diff", help="compare two versions")
-    df.add_argument("from_version", type=int, metavar="A")
-    df.add_argument("to_version", type=int, metavar="B")
+    df.add_argument("from_version", type=Flag("FromVersion"), metavar="FROM")
+    df.add_argument("to_version", type=Flag("ToVersion"), metavar="TO")
 
     sub.add_parser("doctor", help="check Python, the store and keys, and say what to fix")
 
@@ -72,27 +80,30 @@ def build_parser() -> argparse.ArgumentParser:
 
     mem = sub.add_parser("memory", help="working memory: store, query, list, compact, export, import")
     mem.add_argument(
-        "--budget", type=int, metavar="N", help="token budget (default: INFINITE_CONTEXT_BUDGET)"
+        "--budget",
+        type=Flag("MemoryBudget"),
+        metavar="N",
+        help="token budget (default: INFINITE_CONTEXT_BUDGET)",
     )
     mems = mem.add_subparsers(dest="memory_command", required=True, metavar="ACTION")
     ms = mems.add_parser("store", help="remember a text (from -m, or stdin with -)")
     ms.add_argument("-m", "--message", metavar="TEXT")
     ms.add_argument("stdin", nargs="?", choices=["-"])
     ms.add_argument("--summary")
-    ms.add_argument("--tag", action="append", dest="tags", metavar="TAG")
-    ms.add_argument("--importance", type=int, default=5)
+    ms.add_argument("--tag", action="append", dest="tags", metavar="TAG", type=Flag("Tag"))
+    ms.add_argument("--importance", type=Flag("Importance"), default=5)
     ms.add_argument("--pin", action="store_true")
     mq = mems.add_parser("query", help="search (BM25 + retention)")
     mq.add_argument("words", nargs="*")
-    mq.add_argument("--tag", action="append", dest="tags", metavar="TAG")
-    mq.add_argument("--limit", type=int, default=10)
+    mq.add_argument("--tag", action="append", dest="tags", metavar="TAG", type=Flag("Tag"))
+    mq.add_argument("--limit", type=Flag("SearchLimit"), default=10)
     mq.add_argument("--archived", action="store_true", help="search the archive")
     ml = mems.add_parser("list", help="newest first")
-    ml.add_argument("--offset", type=int, default=0)
-    ml.add_argument("--limit", type=int, default=20)
+    ml.add_argument("--offset", type=Flag("PageOffset"), default=0)
+    ml.add_argument("--limit", type=Flag("PageLimit"), default=20)
     ml.add_argument("--archived", action="store_true")
     mc = mems.add_parser("compact", help="compact now")
-    mc.add_argument("--target", type=float, help="tokens, or a share of the budget (0.5)")
+    mc.add_argument("--target", type=Flag("CompactTarget"), help="tokens, or a share of the budget (0.5)")
     me = mems.add_parser("export", help="every item as JSON (stdout)")
     me.add_argument("--summaries-only", action="store_true")
     mi = mems.add_parser("import", help="items from a JSON array (file or - for stdin)")
@@ -120,8 +131,10 @@ def build_parser() -> argparse.ArgumentParser:
     co.add_argument("file", metavar="FILE")
     co.add_argument("-o", "--output", required=True, metavar="OUT")
     ex = trs.add_parser("expand", help="print the original output of one tool use")
-    ex.add_argument("tool_use_id", metavar="TOOL_USE_ID")
+    ex.add_argument("tool_use_id", type=Flag("ToolUseId"), metavar="TOOL_USE_ID")
     ex.add_argument("--file", metavar="F", help="the transcript (default: the project's, newest first)")
-    ex.add_argument("--offset", type=int, default=0, metavar="N", help="start at this character")
+    ex.add_argument(
+        "--offset", type=Flag("CharOffset"), default=0, metavar="N", help="start at this character"
+    )
     ex.add_argument("--all", action="store_true", help="print every page, not just the first")
     return parser

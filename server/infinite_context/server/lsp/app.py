@@ -19,7 +19,7 @@ import threading
 import uuid
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar, cast
+from typing import Any, TypeVar
 
 import attrs
 from lsprotocol import types
@@ -46,15 +46,6 @@ def _params(raw: Any) -> dict[str, Any]:
         return {}
     if not isinstance(value, dict):
         raise InvalidInput("params", "must be an object", fix='pass e.g. {"folderUri": "file:///..."}')
-    return value
-
-
-def _int_param(params: dict[str, Any], name: str, minimum: int = 0) -> int | None:
-    value = params.get(name)
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise InvalidInput(name, f"must be an integer >= {minimum}", fix=f"pass {name} as a number")
     return value
 
 
@@ -212,8 +203,10 @@ def build_server() -> InfiniteContextServer:
                     await asyncio.to_thread(ls.ready.wait, READY_TIMEOUT)
 
                 def resolve() -> tuple[FolderSession, dict[str, Any]]:
+                    from .requests import Request, parse
+
                     params = _params(raw)
-                    return ls.sessions.get(params.get("folderUri")), params
+                    return ls.sessions.get(parse(Request, params).folder_uri), params
 
                 # Sessions.get may wait for a folder being opened (a store connecting): a thread too.
                 if progress is None:
@@ -232,17 +225,18 @@ def build_server() -> InfiniteContextServer:
 
     @request("infiniteContext/checkpoint", progress=("Checkpoint", "merging into {folder}"))
     def checkpoint(session: FolderSession, params: dict[str, Any]) -> Any:
-        context = params.get("context")
-        if not isinstance(context, str):
-            raise InvalidInput("context", "must be a string", fix="pass the text to merge")
-        tokens = _int_param(params, "tokenCount")
-        result = session.brain.checkpoint(context, tokens, wait=False)
+        from .requests import CheckpointParams, parse
+
+        p = parse(CheckpointParams, params)
+        result = session.brain.checkpoint(p.context, p.token_count, wait=False)
         server.push_budget(session)
         return result.model_dump(mode="json")
 
     @request("infiniteContext/resume")
     def resume(session: FolderSession, params: dict[str, Any]) -> Any:
-        return session.brain.resume(_int_param(params, "maxTokens", 50)).model_dump(mode="json")
+        from .requests import ResumeParams, parse
+
+        return session.brain.resume(parse(ResumeParams, params).max_tokens).model_dump(mode="json")
 
     @request("infiniteContext/status")
     def status(session: FolderSession, params: dict[str, Any]) -> Any:
@@ -253,32 +247,34 @@ def build_server() -> InfiniteContextServer:
 
     @request("infiniteContext/rollback")
     def rollback(session: FolderSession, params: dict[str, Any]) -> Any:
-        result = session.brain.rollback(
-            steps=_int_param(params, "steps", 1), version=_int_param(params, "version", 1)
-        )
+        from .requests import RollbackParams, parse
+
+        p = parse(RollbackParams, params)
+        result = session.brain.rollback(steps=p.steps, version=p.version)
         server.push_budget(session)
         return result.model_dump(mode="json")
 
     @request("infiniteContext/history")
     def history(session: FolderSession, params: dict[str, Any]) -> Any:
-        limit = _int_param(params, "limit", 1) or 10
+        from .requests import HistoryParams, parse
+
+        limit = parse(HistoryParams, params).limit
         return {"items": [h.model_dump(mode="json") for h in session.brain.history(limit)]}
 
     @request("infiniteContext/diff")
     def diff(session: FolderSession, params: dict[str, Any]) -> Any:
-        older, newer = _int_param(params, "from", 1), _int_param(params, "to", 1)
-        if older is None or newer is None:
-            raise InvalidInput("from/to", "both versions are required", fix='pass {"from": 3, "to": 5}')
-        return session.brain.diff(older, newer).model_dump(mode="json")
+        from .requests import DiffParams, parse
+
+        p = parse(DiffParams, params)
+        return session.brain.diff(p.from_version, p.to_version).model_dump(mode="json")
 
     @request("infiniteContext/installClaudeCode")
     def install_claude_code(session: FolderSession, params: dict[str, Any]) -> Any:
-        from ..claude_code import Scope, install
+        from ..claude_code import install
+        from .requests import InstallParams, parse
 
-        scope = params.get("scope") or "project"
-        if scope not in ("project", "local", "user"):
-            raise InvalidInput("scope", f"{scope!r} is not a scope", fix="use project, local or user")
-        report = install(session.root, cast(Scope, scope), uninstall=bool(params.get("uninstall")))
+        p = parse(InstallParams, params)
+        report = install(session.root, p.scope, uninstall=p.uninstall)
         return report.__dict__
 
     @server.feature(types.SHUTDOWN)

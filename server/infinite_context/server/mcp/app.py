@@ -11,16 +11,31 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from functools import partial
 from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from mcp.types import CallToolResult, TextContent
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ValidationError
 
 from infinite_context.core.errors import InfiniteContextError
+from infinite_context.core.params import (
+    CharOffset,
+    ContextText,
+    FromVersion,
+    HistoryLimit,
+    MaxTokens,
+    Steps,
+    TokenCount,
+    ToolUseId,
+    ToVersion,
+    Version,
+    invalid_input,
+    model_rule,
+)
 
 from .. import package_version, text
 from .memory_tools import register as register_memory_tools
@@ -71,6 +86,22 @@ class BrainHolder:
                 self._brain = None
 
 
+class Server(MCPServer):
+    """MCPServer whose argument errors read like the core's: ``limit: must be <= 1000 (got 5000)
+    Fix: pass an integer from 1 to 1000, e.g. 10``, from the same rules (core.params) the tool
+    signatures declare, instead of pydantic's raw report."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            cause, tool = exc.__cause__, self._tool_manager.get_tool(name)
+            if not isinstance(cause, ValidationError) or tool is None:
+                raise
+            rules = partial(model_rule, tool.fn_metadata.arg_model)
+            raise ToolError(str(invalid_input(cause, rules))) from cause
+
+
 def _reply(summary: str, model: BaseModel | list[BaseModel]) -> CallToolResult:
     if isinstance(model, list):
         structured: dict[str, object] = {"items": [m.model_dump(mode="json") for m in model]}
@@ -81,7 +112,7 @@ def _reply(summary: str, model: BaseModel | list[BaseModel]) -> CallToolResult:
 
 def build_server(factory: Callable[[], ProjectBrain]) -> tuple[MCPServer, BrainHolder]:
     holder = BrainHolder(factory)
-    app: MCPServer = MCPServer(SERVER_NAME, version=package_version(), instructions=_instructions())
+    app: MCPServer = Server(SERVER_NAME, version=package_version(), instructions=_instructions())
 
     def _call(fn: Callable[[ProjectBrain], T]) -> T:
         try:
@@ -100,19 +131,15 @@ def build_server(factory: Callable[[], ProjectBrain]) -> tuple[MCPServer, BrainH
         "Decided:, Question:, Files:."
     )
     def checkpoint(
-        context: Annotated[str, Field(description="What was done, decided and is next; name files by path.")],
-        token_count: Annotated[
-            int | None, Field(ge=0, description="Tokens currently in your context window, if known.")
-        ] = None,
+        context: ContextText,
+        token_count: TokenCount | None = None,
     ) -> CallToolResult:
         result = _call(lambda b: b.checkpoint(context, token_count))
         return _reply(text.checkpoint_text(result), result)
 
     @app.tool(description="Load the project brain as Markdown. Call at session start and after /clear.")
     def resume(
-        max_tokens: Annotated[
-            int | None, Field(ge=50, description="Cap the answer at this many tokens.")
-        ] = None,
+        max_tokens: MaxTokens | None = None,
     ) -> CallToolResult:
         result = _call(lambda b: b.resume(max_tokens))
         warnings = "".join(f"\n\nWarning: {w}" for w in result.warnings)
@@ -125,25 +152,23 @@ def build_server(factory: Callable[[], ProjectBrain]) -> tuple[MCPServer, BrainH
 
     @app.tool(description="Restore an earlier version (written as a new version; history is kept).")
     def rollback(
-        steps: Annotated[
-            int | None, Field(ge=1, description="Go back this many versions (default 1).")
-        ] = None,
-        version: Annotated[int | None, Field(ge=1, description="Restore exactly this version.")] = None,
+        steps: Steps | None = None,
+        version: Version | None = None,
     ) -> CallToolResult:
         result = _call(lambda b: b.rollback(steps=steps, version=version))
         return _reply(text.rollback_text(result), result)
 
     @app.tool(description="List the versions kept in history, newest first.")
     def history(
-        limit: Annotated[int, Field(ge=1, le=1000, description="How many versions.")] = 5,
+        limit: HistoryLimit = 5,
     ) -> CallToolResult:
         result = _call(lambda b: b.history(limit))
         return _reply(text.history_text(result), result)  # type: ignore[arg-type]
 
     @app.tool(description="What changed between two versions (field by field and as a unified diff).")
     def diff(
-        from_version: Annotated[int, Field(ge=1, description="Older version.")],
-        to_version: Annotated[int, Field(ge=1, description="Newer version.")],
+        from_version: FromVersion,
+        to_version: ToVersion,
     ) -> CallToolResult:
         result = _call(lambda b: b.diff(from_version, to_version))
         return _reply(text.diff_text(result), result)
@@ -153,8 +178,8 @@ def build_server(factory: Callable[[], ProjectBrain]) -> tuple[MCPServer, BrainH
         "(paged: pass next_offset for more)."
     )
     def expand(
-        tool_use_id: Annotated[str, Field(min_length=1, description="The id, e.g. toolu_01ABC...")],
-        offset: Annotated[int, Field(ge=0, description="Start at this character.")] = 0,
+        tool_use_id: ToolUseId,
+        offset: CharOffset = 0,
     ) -> CallToolResult:
         from infinite_context.core.transcript.service import expand as expand_output
 

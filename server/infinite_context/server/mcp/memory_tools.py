@@ -16,6 +16,20 @@ from infinite_context.core.errors import InvalidInput
 # memory.model is loaded with the core models anyway; memory.working (search, compaction) is
 # imported by ProjectBrain.memory() on the first memory call, not at server start.
 from infinite_context.core.memory.model import CompactionReport, QueryHit
+from infinite_context.core.params import (
+    CompactTarget,
+    Importance,
+    MemoryBudget,
+    MemoryContent,
+    MemoryId,
+    MemoryQuery,
+    PageLimit,
+    PageOffset,
+    SearchLimit,
+    Summary,
+    Tags,
+    Threshold,
+)
 
 from ..text import compaction_text, memory_line
 
@@ -46,9 +60,7 @@ def register(app: MCPServer, call: Call) -> None:
         name="recall",
         description="Call first: working-memory budget status and the items most worth keeping in mind.",
     )
-    def recall(
-        limit: Annotated[int, Field(ge=1, le=100)] = 10, ctx: Context[Any, Any] | None = None
-    ) -> CallToolResult:
+    def recall(limit: SearchLimit = 10, ctx: Context[Any, Any] | None = None) -> CallToolResult:
         result = call(lambda m: m.recall(limit), client_name(ctx))
         b = result.budget
         head = (
@@ -63,10 +75,10 @@ def register(app: MCPServer, call: Call) -> None:
 
     @app.tool(name="store", description="Remember something (error, decision, code, note). Durable at once.")
     def store(
-        content: Annotated[str, Field(description="The text to remember.")],
-        summary: Annotated[str | None, Field(description="One line; used when the budget is tight.")] = None,
-        tags: Annotated[list[str] | None, Field(description="Tags; detected when omitted.")] = None,
-        importance: Annotated[int, Field(ge=1, le=10, description="1 (low) to 10 (critical).")] = 5,
+        content: MemoryContent,
+        summary: Summary | None = None,
+        tags: Tags | None = None,
+        importance: Importance = 5,
         pinned: Annotated[bool, Field(description="Never compacted away.")] = False,
         ctx: Context[Any, Any] | None = None,
     ) -> CallToolResult:
@@ -84,11 +96,9 @@ def register(app: MCPServer, call: Call) -> None:
         name="query", description="Search working memory (BM25 on words and tags, with the retention score)."
     )
     def query(
-        query: Annotated[
-            str, Field(description="Words to search for (camelCase and snake_case are split).")
-        ] = "",
-        limit: Annotated[int, Field(ge=1, le=100)] = 10,
-        tags: Annotated[list[str] | None, Field(description="Only items carrying all of these tags.")] = None,
+        query: MemoryQuery = "",
+        limit: SearchLimit = 10,
+        tags: Annotated[Tags | None, Field(description="Only items carrying all of these tags.")] = None,
         archived: Annotated[bool, Field(description="Search the archive instead.")] = False,
     ) -> CallToolResult:
         hits: list[QueryHit] = call(lambda m: m.query(query, limit, tags, archived))
@@ -99,46 +109,44 @@ def register(app: MCPServer, call: Call) -> None:
         name="compact", description="Compact working memory now (summaries, dedup, eviction to the archive)."
     )
     def compact(
-        target: Annotated[
-            float | None, Field(gt=0, description="Tokens to get down to, or a share of the budget (0.5).")
-        ] = None,
+        target: CompactTarget | None = None,
     ) -> CallToolResult:
         report: CompactionReport = call(lambda m: m.compact(target))
         return _reply(compaction_text(report).strip() + f" ({report.duration_ms:.0f} ms)", report)
 
     @app.tool(name="update", description="Change an item; restore=true brings an archived item back whole.")
     def update(
-        id: Annotated[str, Field(min_length=1)],
-        content: str | None = None,
-        summary: str | None = None,
-        tags: list[str] | None = None,
-        importance: Annotated[int | None, Field(ge=1, le=10)] = None,
+        id: MemoryId,
+        content: MemoryContent | None = None,
+        summary: Summary | None = None,
+        tags: Tags | None = None,
+        importance: Importance | None = None,
         restore: bool = False,
     ) -> CallToolResult:
         item = call(lambda m: m.update(id, content, summary, tags, importance, restore))
         return _reply(f"Updated {memory_line(item)}", item)
 
     @app.tool(name="pin", description="Pin an item: compaction never touches it.")
-    def pin(id: Annotated[str, Field(min_length=1)]) -> CallToolResult:
+    def pin(id: MemoryId) -> CallToolResult:
         item = call(lambda m: m.set_pinned(id, True))
         return _reply(f"Pinned {item.id}.", item)
 
     @app.tool(name="unpin", description="Unpin an item.")
-    def unpin(id: Annotated[str, Field(min_length=1)]) -> CallToolResult:
+    def unpin(id: MemoryId) -> CallToolResult:
         item = call(lambda m: m.set_pinned(id, False))
         return _reply(f"Unpinned {item.id}.", item)
 
     @app.tool(
         name="forget", description="Delete an item for good (the only real delete; compaction archives)."
     )
-    def forget(id: Annotated[str, Field(min_length=1)]) -> CallToolResult:
+    def forget(id: MemoryId) -> CallToolResult:
         call(lambda m: m.forget(id))
         return _reply(f"Forgot {id}.", {"forgotten": id})
 
     @app.tool(name="list", description="Items, newest first, a page at a time.")
     def list_items(
-        offset: Annotated[int, Field(ge=0)] = 0,
-        limit: Annotated[int, Field(ge=1, le=500)] = 20,
+        offset: PageOffset = 0,
+        limit: PageLimit = 20,
         archived: bool = False,
     ) -> CallToolResult:
         items = call(lambda m: m.list_items(offset, limit, archived))
@@ -165,9 +173,9 @@ def register(app: MCPServer, call: Call) -> None:
         name="configure", description="Set the working-memory budget, auto-compaction and its threshold."
     )
     def configure(
-        budget: Annotated[int | None, Field(ge=1000, le=10_000_000)] = None,
+        budget: MemoryBudget | None = None,
         auto_compact: bool | None = None,
-        threshold: Annotated[float | None, Field(gt=0, le=1)] = None,
+        threshold: Threshold | None = None,
     ) -> CallToolResult:
         config = call(lambda m: m.configure(budget, auto_compact, threshold))
         return _reply(
