@@ -8,12 +8,17 @@ and the editor.
 from __future__ import annotations
 
 import contextlib
-from typing import Any
+from typing import TYPE_CHECKING
 
-_MAGICS: Any = None
+if TYPE_CHECKING:
+    from IPython.core.interactiveshell import InteractiveShell
+
+    from .magics import ContextMagics
+
+_MAGICS: ContextMagics | None = None
 
 
-def load_ipython_extension(ip: Any) -> None:
+def load_ipython_extension(ip: InteractiveShell) -> None:
     global _MAGICS
     from .magics import ContextMagics
 
@@ -25,7 +30,7 @@ def load_ipython_extension(ip: Any) -> None:
     ip.events.register("post_run_cell", _MAGICS.post_run_cell)
 
 
-def unload_ipython_extension(ip: Any) -> None:
+def unload_ipython_extension(ip: InteractiveShell) -> None:
     global _MAGICS
     if _MAGICS is None:
         return

@@ -5,7 +5,11 @@ IPython), the same facts print as text."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from infinite_context.core.brain import ProjectBrain
+    from infinite_context.core.models import StatusReport
 
 
 def _has_widget_frontend() -> bool:
@@ -15,7 +19,7 @@ def _has_widget_frontend() -> bool:
     return shell is not None and getattr(shell, "kernel", None) is not None
 
 
-def status_lines(status: Any) -> list[str]:
+def status_lines(status: StatusReport) -> list[str]:
     if not status.has_state:
         return [f"No checkpoint yet for {status.project_root} (store {status.store})."]
     refining = f" (refining with {status.refining})" if status.refining else ""
@@ -28,7 +32,7 @@ def status_lines(status: Any) -> list[str]:
     ]
 
 
-def show_status(brain: Any, call: Callable[[Callable[[], Any]], Any]) -> None:
+def show_status(brain: ProjectBrain, call: Callable[[Callable[[], Any]], Any]) -> None:
     status = brain.status()
     history = brain.history(10) if status.has_state else []
     if not _has_widget_frontend():

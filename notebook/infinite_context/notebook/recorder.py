@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TextIO, cast
 
 if TYPE_CHECKING:
+    from IPython.core.interactiveshell import ExecutionInfo, ExecutionResult
+
     from infinite_context.core.facts import ContextFacts
 
 SOURCE_CHARS = 600
@@ -93,12 +95,12 @@ class Recorder:
     executed: int = 0  # cells run since the recorder started (for --auto)
     _tee: _Tee | None = None
 
-    def pre_run_cell(self, info: Any) -> None:
+    def pre_run_cell(self, info: ExecutionInfo) -> None:
         if self._tee is None:
             self._tee = _Tee(sys.stdout, OUTPUT_CHARS)
             sys.stdout = cast(TextIO, self._tee)  # duck-typed: write + everything else delegated
 
-    def post_run_cell(self, result: Any) -> None:
+    def post_run_cell(self, result: ExecutionResult) -> None:
         printed = ""
         if self._tee is not None:
             sys.stdout = self._tee._inner

@@ -19,7 +19,11 @@ from infinite_context.core.errors import InfiniteContextError, InvalidInput
 from .cli_parser import build_parser
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
+    from infinite_context.core.brain import ProjectBrain
     from infinite_context.core.config import Settings
+    from infinite_context.core.transcript.transform import Lookup
 
 
 def _settings(args: argparse.Namespace, **overrides: Any) -> Settings:
@@ -35,7 +39,7 @@ def _settings(args: argparse.Namespace, **overrides: Any) -> Settings:
     return settings
 
 
-def _open_brain(args: argparse.Namespace) -> Any:
+def _open_brain(args: argparse.Namespace) -> ProjectBrain:
     from infinite_context.core.brain import ProjectBrain
 
     return ProjectBrain.open(args.project, _settings(args))
@@ -71,7 +75,7 @@ def _emit(args: argparse.Namespace, data: Any, human: Callable[[], None]) -> Non
         human()
 
 
-def _console() -> Any:
+def _console() -> Console:
     from rich.console import Console
 
     return Console(highlight=False)
@@ -80,7 +84,7 @@ def _console() -> Any:
 def cmd_mcp(args: argparse.Namespace) -> int:
     from .mcp.app import serve
 
-    def open_brain() -> Any:
+    def open_brain() -> ProjectBrain:
         # On the first tool call, not at start: `initialize` answers without loading settings,
         # the store or the mergers, and a bad setting becomes a clear tool error.
         from infinite_context.core.brain import ProjectBrain
@@ -230,7 +234,7 @@ def _project_root(args: argparse.Namespace, settings: Settings) -> Path:
     return locate_project(args.project, settings)
 
 
-def _store_lookup(args: argparse.Namespace, settings: Settings) -> Any:
+def _store_lookup(args: argparse.Namespace, settings: Settings) -> tuple[ProjectBrain | None, Lookup | None]:
     """Stored observations are per project: used when the transcript is the project's own."""
     if args.file is not None and args.project is None:
         return None, None

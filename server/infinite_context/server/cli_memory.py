@@ -6,15 +6,23 @@ import argparse
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from infinite_context.core.errors import InvalidInput
 
 from .text import compaction_text, memory_line
 
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from infinite_context.core.config import Settings
+
 
 def run_memory(
-    args: argparse.Namespace, load: Callable[..., Any], emit: Callable[..., None], console: Callable[[], Any]
+    args: argparse.Namespace,
+    load: Callable[..., Settings],
+    emit: Callable[..., None],
+    console: Callable[[], Console],
 ) -> int:
     import json
 
@@ -33,7 +41,7 @@ def run_memory(
                 importance=args.importance,
                 pinned=args.pin,
             )
-            result: Any = {"item": item, "compaction": report}
+            result: object = {"item": item, "compaction": report}
             human = f"Stored {item.id} ({item.content_type}, {item.tokens} tokens).{compaction_text(report)}"
         elif action == "query":
             hits = memory.query(" ".join(args.words), args.limit, args.tags, args.archived)

@@ -8,7 +8,7 @@ or the SDK's own ``ANTHROPIC_BASE_URL``.
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..models import ProjectState
 from .llm import MAX_OUTPUT_TOKENS, RETRIES, FailureKind, LlmMerger
@@ -16,11 +16,15 @@ from .llm import MAX_OUTPUT_TOKENS, RETRIES, FailureKind, LlmMerger
 log = logging.getLogger(__name__)
 
 
-class AnthropicMerger(LlmMerger):
+if TYPE_CHECKING:
+    import anthropic
+
+
+class AnthropicMerger(LlmMerger["anthropic.Anthropic"]):
     name = "anthropic"
     key_variable = "ANTHROPIC_API_KEY"
 
-    def _make_client(self) -> Any:
+    def _make_client(self) -> anthropic.Anthropic:
         import anthropic
 
         kwargs: dict[str, Any] = {
@@ -42,7 +46,7 @@ class AnthropicMerger(LlmMerger):
             output_format=ProjectState,
         )
         # Validation happens in LlmMerger.validate, on the raw text, for precise rejections.
-        return "".join(block.text for block in message.content if getattr(block, "type", "") == "text")
+        return "".join(block.text for block in message.content if block.type == "text")
 
     def _classify(self, exc: Exception) -> tuple[FailureKind, str]:
         import anthropic

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..config import Settings
 from ..errors import ConfigError
@@ -24,7 +25,7 @@ log = logging.getLogger(__name__)
 
 @dataclass
 class MergeChain:
-    tiers: list[LlmMerger] = field(default_factory=list)
+    tiers: list[LlmMerger[Any]] = field(default_factory=list)
     offline: Merger = field(default_factory=OfflineMerger)
     name: str = "chain"
     failures: list[ProviderFailure] = field(default_factory=list)
@@ -70,9 +71,9 @@ def build_chain(settings: Settings) -> MergeChain:
     plan = merge_plan(settings)
     if plan.problem is not None:
         raise ConfigError(plan.problem, fix=plan.fix)
-    classes: dict[str, type[LlmMerger]] = {"gemini": GeminiMerger, "anthropic": AnthropicMerger}
+    classes: dict[str, type[LlmMerger[Any]]] = {"gemini": GeminiMerger, "anthropic": AnthropicMerger}
     base_urls = {"gemini": settings.gemini_base_url, "anthropic": settings.anthropic_base_url}
-    tiers: list[LlmMerger] = []
+    tiers: list[LlmMerger[Any]] = []
     for planned in plan.running:
         if planned.tier == "offline":
             continue

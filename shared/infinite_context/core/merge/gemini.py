@@ -6,7 +6,7 @@ SDK's own ``GOOGLE_GEMINI_BASE_URL`` (read by the SDK when we pass none).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from .llm import (
     BACKOFF_MAX_SECONDS,
@@ -18,12 +18,15 @@ from .llm import (
     state_schema,
 )
 
+if TYPE_CHECKING:
+    from google import genai
 
-class GeminiMerger(LlmMerger):
+
+class GeminiMerger(LlmMerger["genai.Client"]):
     name = "gemini"
     key_variable = "GEMINI_API_KEY"
 
-    def _make_client(self) -> Any:
+    def _make_client(self) -> genai.Client:
         from google import genai
         from google.genai import types
 

@@ -19,7 +19,7 @@ import json
 import logging
 import time
 from importlib import resources
-from typing import Any, Literal
+from typing import Generic, Literal, TypeVar
 
 from pydantic import ValidationError
 
@@ -80,7 +80,11 @@ def build_prompt(request: MergeRequest) -> str:
     )
 
 
-class LlmMerger:
+#: the provider SDK's client class (imported lazily, so named under TYPE_CHECKING by each tier)
+ClientT = TypeVar("ClientT")
+
+
+class LlmMerger(Generic[ClientT]):
     """Base of the provider tiers. ``name`` is the tier (gemini / anthropic), ``model`` its model."""
 
     name = "llm"
@@ -94,9 +98,9 @@ class LlmMerger:
         self._attempts = 0  # HTTP requests sent, retries included (counted by an event hook)
         self._api_key = api_key
         self._base_url = base_url
-        self._client: Any = None
+        self._client: ClientT | None = None
 
-    def _get_client(self) -> Any:
+    def _get_client(self) -> ClientT:
         """The provider SDK's client, made on first use (the SDKs are heavy imports)."""
         if self._client is None:
             self._client = self._make_client()
@@ -112,7 +116,7 @@ class LlmMerger:
         return f"{self.name}:{self.model}"
 
     # ---- provider hooks ---------------------------------------------------------------------
-    def _make_client(self) -> Any:
+    def _make_client(self) -> ClientT:
         raise NotImplementedError
 
     def _generate(self, prompt: str) -> str:
@@ -122,7 +126,7 @@ class LlmMerger:
         raise NotImplementedError
 
     # ---- the shared policy ------------------------------------------------------------------
-    def _count_attempt(self, request: Any) -> None:
+    def _count_attempt(self, request: object) -> None:
         """An httpx event hook on the SDK's client: every request, so the SDK's retries show."""
         self._attempts += 1
 

@@ -14,12 +14,17 @@ from __future__ import annotations
 import json
 import math
 from collections import Counter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ConflictError
 from ..memory.model import MemoryItem
 from .parts import IndexedItem, IndexTerms
 from .redis_conn import RedisConnection
+
+if TYPE_CHECKING:
+    from redis.client import Pipeline
+    from redis.cluster import ClusterPipeline
+    from redis.typing import EncodableT, FieldT
 
 K1, B, TAG_WEIGHT = 1.2, 0.75, 5.0
 WATCH_ATTEMPTS = 20
@@ -83,7 +88,7 @@ class RedisMemory:
         if items:
             self._guard(write)
 
-    def _queue_item(self, pipe: Any, sid: str, item: MemoryItem) -> None:
+    def _queue_item(self, pipe: Pipeline | ClusterPipeline, sid: str, item: MemoryItem) -> None:
         pipe.hset(self._m(sid, "items"), item.id, item.model_dump_json())
         created = item.created_at.timestamp()
         if item.archived:
@@ -99,7 +104,9 @@ class RedisMemory:
         else:
             pipe.srem(self._m(sid, "pinned"), item.id)
 
-    def _queue_index(self, pipe: Any, sid: str, item_id: str, terms: IndexTerms, old_terms: Any) -> None:
+    def _queue_index(
+        self, pipe: Pipeline | ClusterPipeline, sid: str, item_id: str, terms: IndexTerms, old_terms: Any
+    ) -> None:
         if old_terms:
             for term in _s(old_terms).split():
                 pipe.hdel(self._m(sid, f"t:{term}"), item_id)
@@ -111,7 +118,7 @@ class RedisMemory:
         pipe.hset(self._m(sid, "dl"), item_id, sum(body.values()) + sum(tags.values()))
 
     def memory_touch(self, session_id: str, items: list[MemoryItem]) -> None:
-        mapping = {item.id: item.model_dump_json() for item in items}
+        mapping: dict[FieldT, EncodableT] = {item.id: item.model_dump_json() for item in items}
         if mapping:
             self._guard(lambda: self._client.hset(self._m(session_id, "items"), mapping=mapping))
 

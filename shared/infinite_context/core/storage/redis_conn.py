@@ -7,12 +7,16 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 import orjson
 
 from ..errors import StorageUnavailable
+
+if TYPE_CHECKING:
+    import redis
+    from redis.cluster import RedisCluster
 
 log = logging.getLogger(__name__)
 _T = TypeVar("_T")
@@ -50,7 +54,7 @@ class RedisConnection:
         self.client = self._make_client(socket_timeout, connect_timeout)
         self.guard(self.client.ping)
 
-    def _make_client(self, socket_timeout: float, connect_timeout: float) -> Any:
+    def _make_client(self, socket_timeout: float, connect_timeout: float) -> redis.Redis | RedisCluster:
         import redis
         from redis.backoff import ExponentialBackoff
         from redis.retry import Retry

@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import logging
 import threading
-from typing import Any
+from typing import TYPE_CHECKING
 
 import orjson
 
 from .parts import Change, ChangeCallback
 from .redis_conn import RedisConnection
+
+if TYPE_CHECKING:
+    from redis.client import PubSub
 
 log = logging.getLogger(__name__)
 
@@ -51,11 +54,14 @@ class _Listener:
         # Subscribing is asynchronous; wait briefly so a write right after subscribe() is seen.
         self._ready.wait(timeout=2.0)
 
-    def _pubsub(self) -> Any:
+    def _pubsub(self) -> PubSub:
+        from redis.cluster import RedisCluster
+
         client = self._conn.client
-        if self._conn.cluster:
-            return client.pubsub(node=client.get_random_node())
-        return client.pubsub(ignore_subscribe_messages=True)
+        # redis-py leaves pubsub() unannotated
+        if isinstance(client, RedisCluster):
+            return client.pubsub(node=client.get_random_node())  # type: ignore[no-untyped-call,no-any-return]
+        return client.pubsub(ignore_subscribe_messages=True)  # type: ignore[no-untyped-call,no-any-return]
 
     def _run(self) -> None:
         delay = 0.1

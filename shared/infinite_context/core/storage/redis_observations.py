@@ -3,9 +3,14 @@ field = Claude Code's tool_use_id, value = the observation as JSON."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..models import Observation
 from .redis_conn import RedisConnection
 from .states import parse_observation
+
+if TYPE_CHECKING:
+    from redis.typing import EncodableT, FieldT
 
 
 class RedisObservations:
@@ -16,7 +21,7 @@ class RedisObservations:
         return self.conn.key(session_id, "observations")
 
     def put_observations(self, session_id: str, observations: list[Observation]) -> None:
-        mapping = {o.tool_use_id: o.model_dump_json() for o in observations}
+        mapping: dict[FieldT, EncodableT] = {o.tool_use_id: o.model_dump_json() for o in observations}
         if mapping:
             self.conn.guard(lambda: self.conn.client.hset(self._key(session_id), mapping=mapping))
 

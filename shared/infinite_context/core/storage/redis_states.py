@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
+from typing import cast
 
 from ..errors import ConflictError
 from ..models import HistoryEntry, LockInfo, ProjectState
@@ -78,7 +79,7 @@ class RedisStates(CasStates):
                     pipe.unwatch()
                     return None
                 try:
-                    raw = pipe.get(state_key)
+                    raw = cast("bytes | None", pipe.get(state_key))  # responses are not decoded
                 except redis.ResponseError:  # WRONGTYPE: a foreign value sits in the state key
                     raw = b"<not a string>"
                 entry = build(version, raw)
