@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..facts import ContextFacts, DecisionFact, Failure, QuestionFact
-from ..text import similarity as similarity  # offline.py still imports it from here
 
 # A label at the start of a line, optionally as a markdown heading or bold.
 _LABELS: dict[str, str] = {

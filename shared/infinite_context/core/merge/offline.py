@@ -28,10 +28,11 @@ from ..models import (
     ProjectState,
     RecentChange,
 )
+from ..text import similarity
 from ..tokens import count_tokens
 from ..transcript.commands import settles
 from .base import MergeRequest, MergeResult
-from .extract import clean_sentence, find_files, similarity
+from .extract import clean_sentence, find_files
 from .integrity import MAX_ACTIVE_FILES, MAX_BLOCKERS, MAX_NEXT_STEPS, fit_to_cap
 
 ANSWERS_QUESTION = 0.2  # word overlap above which a decision settles a pending question
