@@ -353,3 +353,30 @@ def test_every_surface_refuses_the_same_bad_value(
     assert messages
     for surface, message in messages.items():
         assert case.bound in message, (surface, message)
+
+
+def test_every_flag_names_a_rule() -> None:
+    """CLI and notebook flags name their rule by text (so building the parsers loads no
+    pydantic): every name must be a rule in core.params."""
+    import argparse
+
+    from infinite_context.core.flags import Flag
+    from infinite_context.notebook.magics import ContextMagics
+    from infinite_context.server.cli_parser import build_parser
+
+    def actions(parser: argparse.ArgumentParser) -> Iterator[argparse.Action]:
+        for action in parser._actions:
+            yield action
+            for sub in getattr(action, "choices", None) or {}:
+                if isinstance(action.choices, dict) and isinstance(
+                    action.choices[sub], argparse.ArgumentParser
+                ):
+                    yield from actions(action.choices[sub])
+
+    flags = [a.type for a in actions(build_parser()) if isinstance(a.type, Flag)]
+    for magic in ("checkpoint", "resume", "ctx_history", "rollback"):
+        parser = getattr(ContextMagics, magic).parser
+        flags += [a.type for a in parser._actions if isinstance(a.type, Flag)]
+    assert len(flags) >= 20
+    for flag in flags:
+        assert hasattr(params, flag.rule), flag
