@@ -111,7 +111,7 @@ MemoryBudget = Annotated[
     int, Field(ge=1_000, le=10_000_000, description="Working-memory token budget.", examples=[80_000])
 ]
 Threshold = Annotated[
-    float, Field(gt=0, le=1, description="Share of the budget (0-1] at which to compact.", examples=[0.9])
+    float, Field(gt=0, le=1, description="A share of the budget, in (0, 1].", examples=[0.9])
 ]
 
 
