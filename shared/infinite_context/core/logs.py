@@ -15,19 +15,22 @@ class JsonLineFormatter(logging.Formatter):
     def format(self, record: logging.LogRecord) -> str:
         import orjson
 
+        from .redact import redact  # a provider's error may echo a key; logs are kept
+
         payload: dict[str, object] = {
             "ts": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
             "level": record.levelname.lower(),
             "logger": record.name,
-            "msg": record.getMessage(),
+            "msg": redact(record.getMessage()),
         }
         # Anything passed with extra={...} becomes a field of its own.
         for key, value in vars(record).items():
             if key not in _RESERVED and key not in payload:
-                payload[key] = value
+                payload[key] = redact(value) if isinstance(value, str) else value
         if record.exc_info:
-            payload["exc"] = self.formatException(record.exc_info)
-        return orjson.dumps(payload, default=str).decode()
+            payload["exc"] = redact(self.formatException(record.exc_info))
+        # Fields are redacted as text (line starts, quotes intact), the line once more as JSON.
+        return redact(orjson.dumps(payload, default=str).decode())
 
 
 def level_from_env() -> str:

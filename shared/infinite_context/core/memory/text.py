@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 
+from ..redact import redact
 from ..text import terms
 from .model import ContentType
 
@@ -82,7 +83,9 @@ def auto_tags(content: str, content_type: str) -> list[str]:
 
 
 def normalize_tags(tags: list[str]) -> list[str]:
-    return list(dict.fromkeys(t.strip().lower() for t in tags if t and t.strip()))
+    """Tags as stored and matched: redacted (a tag is stored and, on Redis, part of a key name;
+    redacted before it is lower-cased, which would hide a key's shape), trimmed, lower-case."""
+    return list(dict.fromkeys(redact(t).strip().lower() for t in tags if t and t.strip()))
 
 
 def index_terms(content: str, summary: str | None, tags: list[str]) -> tuple[list[str], list[str]]:

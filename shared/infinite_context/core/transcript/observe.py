@@ -196,6 +196,11 @@ BUILDERS: dict[str, Callable[[dict[str, Any], str, dict[str, Any]], str]] = {
 }
 
 
+def _redacted(fields: dict[str, Any]) -> dict[str, Any]:
+    """A copy with every string value redacted (tool input, ``toolUseResult`` / ``tool_response``)."""
+    return {key: redact(value) if isinstance(value, str) else value for key, value in fields.items()}
+
+
 def build_observation(
     tool_use_id: str,
     tool_name: str,
@@ -208,7 +213,12 @@ def build_observation(
     source: str = "transcript",
     original_tokens: int | None = None,
 ) -> Observation:
-    inp = tool_input if isinstance(tool_input, dict) else {}
+    original = fast_count(result_text) if original_tokens is None else original_tokens
+    # Redacted whole, before any builder cuts a line or keeps a tail: a key cut in half, or the
+    # last lines of a key block, no longer match a pattern.
+    inp = _redacted(tool_input) if isinstance(tool_input, dict) else {}
+    result_text = redact(result_text)
+    extra = _redacted(extra) if isinstance(extra, dict) else None
     if is_error:  # errors verbatim, up to the cap
         body = f"{tool_name} failed: {result_text.strip()}"
     else:
@@ -217,13 +227,13 @@ def build_observation(
             body = builder(inp, result_text, extra or {})
         except Exception:  # an odd shape must not lose the observation
             body = _generic(tool_name)(inp, result_text, {})
-    # Cut to a generous prefix before redacting (cheap on huge outputs), then to the token cap.
+    # Once more on what was built (it joins pieces: cheap, and a pattern may span them).
     text = _trim(redact(body[: max_tokens * 12]), max_tokens)
     return Observation(
         tool_use_id=tool_use_id,
         tool_name=tool_name,
         text=text,
-        original_tokens=fast_count(result_text) if original_tokens is None else original_tokens,
+        original_tokens=original,
         tokens=count_tokens(text),
         is_error=is_error,
         source=source,

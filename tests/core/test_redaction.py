@@ -1,0 +1,202 @@
+"""Redaction: one fake per secret format, through every surface that stores text, then a grep of
+everything persisted (SQLite file and WAL plus a dump, the data dir, Redis keys and values, logs).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+import sqlite3
+import time
+from pathlib import Path
+
+import pytest
+
+from infinite_context.core.brain import ProjectBrain
+from infinite_context.core.config import load_settings
+from infinite_context.core.logs import JsonLineFormatter
+from infinite_context.core.redact import find_secrets, redact
+from infinite_context.core.transcript.handoff import checkpoint_from_transcript
+from infinite_context.core.transcript.observe import build_observation
+from infinite_context.core.transcript.record import record_observation
+from infinite_context.core.transcript.service import transcript_stats
+
+from ..redis_servers import RedisServer
+from .secret_corpus import CORPUS
+
+
+@pytest.mark.parametrize("kind", sorted(CORPUS))
+def test_each_format_is_redacted(kind: str) -> None:
+    text, secrets = CORPUS[kind]
+    out = redact(text)
+    assert not [s for s in secrets if s in out], out
+    assert "[REDACTED:" in out and redact(out) == out  # idempotent
+    assert find_secrets(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "the password policy is strict; rotate the key every token refresh",
+        "max_tokens: 300\ninput_tokens=1234\nprimary_key=True",
+        "commit 3f9a1c2b7d4e5f60718293a4b5c6d7e8f9012345 fixed the key lookup",
+        "password = os.environ['DB_PASSWORD']\ntoken = getpass()\nsecret: ${APP_SECRET}",
+        "--password-stdin < file; --token-file ~/.tok",
+        "Bearer authentication is described in RFC 6750",
+        "def get_api_key(self) -> str:\n    return self._api_key",
+    ],
+)
+def test_ordinary_text_is_kept(text: str) -> None:
+    assert redact(text) == text
+
+
+def test_label_does_not_shield_a_value() -> None:
+    assert "s3cretValue9" not in redact("db: password = s3cretValue9")
+    assert "Zx81-kq" not in redact("secret: db_pass = Zx81-kq")
+
+
+def test_truncated_output_keeps_no_key_lines() -> None:
+    text, secrets = CORPUS["private_key"]
+    obs = build_observation("toolu_1", "Bash", {"command": "cat id_rsa"}, text + "done\n")
+    assert not [s for s in secrets if s in obs.text]
+    cut = text[: len(text) - 120]  # no END line: the block runs to the end of the text
+    assert not [s for s in secrets[:-3] if s in redact(cut)]
+
+
+def test_redact_is_fast_on_a_megabyte() -> None:
+    line = "src/app.py:12: def handler(request, key=None): return {'token': request.token, 'n': 3}\n"
+    text = (line * (1_000_000 // len(line) + 1))[:1_000_000]
+    started = time.perf_counter()
+    redact(text)
+    assert time.perf_counter() - started < 2.0  # ~0.1 s on a laptop; generous for CI
+
+
+# ---- every surface, then a grep of everything persisted -----------------------------------------
+def _transcript(path: Path, project: Path) -> None:
+    lines = []
+    for n, (kind, (text, _secrets)) in enumerate(sorted(CORPUS.items())):
+        bash, read = f"toolu_b{n:03d}", f"toolu_r{n:03d}"
+        lines.append(
+            {
+                "type": "assistant",
+                "uuid": f"a{n}",
+                "cwd": str(project),
+                "message": {
+                    "id": f"msg{n}",
+                    "content": [
+                        {"type": "text", "text": f"Running {kind}: {text}"},
+                        {"type": "tool_use", "id": bash, "name": "Bash", "input": {"command": text}},
+                        {"type": "tool_use", "id": read, "name": "Read", "input": {"file_path": "/p/.env"}},
+                    ],
+                    "usage": {"input_tokens": 100 + n, "output_tokens": 10},
+                },
+            }
+        )
+        output = "building\n" * 30 + text + "\nexit code 1: error: failed with " + text
+        lines.append(
+            {
+                "type": "user",
+                "uuid": f"u{n}",
+                "cwd": str(project),
+                "message": {
+                    "content": [
+                        {"type": "tool_result", "tool_use_id": bash, "content": output},
+                        {"type": "tool_result", "tool_use_id": read, "content": f"     1\t{text}"},
+                    ]
+                },
+            }
+        )
+        lines.append({"type": "user", "uuid": f"p{n}", "message": {"content": f"please use {text}"}})
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+
+
+def _redis_dump(url: str) -> bytes:
+    import redis
+
+    client = redis.Redis.from_url(url)
+    out = io.BytesIO()
+    for key in client.scan_iter(count=1000):
+        out.write(key + b"\n")
+        kind = client.type(key)
+        if kind == b"string":
+            out.write(client.get(key) or b"")
+        elif kind == b"hash":
+            for field, value in client.hgetall(key).items():
+                out.write(field + b"=" + value + b"\n")
+        elif kind == b"list":
+            out.write(b"\n".join(client.lrange(key, 0, -1)))
+        elif kind == b"set":
+            out.write(b"\n".join(client.smembers(key)))
+        elif kind == b"zset":
+            out.write(b"\n".join(client.zrange(key, 0, -1)))
+        elif kind == b"stream":
+            out.write(repr(client.xrange(key)).encode())
+        out.write(b"\n")
+    client.close()
+    return out.getvalue()
+
+
+def _persisted(tmp_path: Path, store_url: str, data_dir: Path) -> bytes:
+    blobs = [p.read_bytes() for p in data_dir.rglob("*") if p.is_file()]
+    if store_url.startswith("sqlite"):
+        db = Path(store_url.removeprefix("sqlite:///"))
+        blobs += [p.read_bytes() for p in db.parent.glob(db.name + "*")]
+        with sqlite3.connect(db) as conn:  # a value split over two pages is whole in the dump
+            blobs.append("\n".join(conn.iterdump()).encode())
+    else:
+        blobs.append(_redis_dump(store_url))
+    return b"\n".join(blobs)
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "redis"])
+def test_no_secret_is_persisted_anywhere(
+    backend: str, tmp_path: Path, project_dir: Path, request: pytest.FixtureRequest
+) -> None:
+    if backend == "redis":
+        server: RedisServer = request.getfixturevalue("redis_server")
+        store_url = server.url.rsplit("/", 1)[0] + "/7"
+        import redis
+
+        redis.Redis.from_url(store_url).flushdb()
+    else:
+        store_url = f"sqlite:///{tmp_path / 'brain.db'}"
+    data_dir = tmp_path / "data"
+    settings = load_settings(store_url=store_url, data_dir=str(data_dir))
+    everything = "\n".join(text for text, _ in CORPUS.values())
+    log_stream = io.StringIO()
+    handler = logging.StreamHandler(log_stream)
+    handler.setFormatter(JsonLineFormatter())
+    logging.getLogger().addHandler(handler)
+    try:
+        with ProjectBrain.open(project_dir, settings) as brain:
+            brain.checkpoint(everything)  # free-text checkpoint
+            memory = brain.memory()
+            for kind, (text, secrets) in sorted(CORPUS.items()):
+                tags = [*[s for s in secrets if len(s) <= 100][:3], kind]
+                memory.store_item(content=f"{kind}: {text}", summary=f"about {text}"[:2000], tags=tags)
+            transcript = tmp_path / "session.jsonl"
+            _transcript(transcript, project_dir)
+            checkpoint_from_transcript(brain, transcript, "clear")  # the hand-off (digest)
+            transcript_stats(transcript, settings=settings)  # observations built on the fly
+            for n, (_kind, (text, _secrets)) in enumerate(sorted(CORPUS.items())):
+                record_observation(  # the PostToolUse hook
+                    settings,
+                    {
+                        "tool_use_id": f"toolu_h{n:03d}",
+                        "tool_name": "Bash",
+                        "tool_input": {"command": text},
+                        "tool_response": {"stdout": "x\n" * 50 + text, "stderr": text},
+                        "cwd": str(project_dir),
+                    },
+                    folder=project_dir,
+                )
+            logging.getLogger("infinite_context.test").warning("provider said %s", everything)
+    finally:
+        logging.getLogger().removeHandler(handler)
+    persisted = _persisted(tmp_path, store_url, data_dir) + log_stream.getvalue().encode()
+    assert b"REDACTED" in persisted
+    found = {
+        kind: [s for s in secrets if s.encode() in persisted] for kind, (_text, secrets) in CORPUS.items()
+    }
+    assert {kind: left for kind, left in found.items() if left} == {}
