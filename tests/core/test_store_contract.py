@@ -240,3 +240,30 @@ def test_observations_put_and_batched_get(backend: Backend) -> None:
     assert store.get_observations(SID, ["toolu_0042"])["toolu_0042"].text == "new"
     assert store.get_observations("other-session", ["toolu_0042"]) == {}
     assert store.get_observations(SID, []) == {}
+
+
+def _open_new_store(args: tuple[str, int]) -> int:
+    import time as _time
+
+    from infinite_context.core.config import load_settings as _load
+    from infinite_context.core.storage import open_store as _open
+
+    url, start_at = args
+    while _time.time() < start_at:  # every process opens the new file at the same moment
+        pass
+    with _open(_load(store_url=url)) as store:
+        return store.current_version("s")
+
+
+def test_many_processes_opening_a_new_sqlite_file_at_once(tmp_path: Path) -> None:
+    """Switching a brand-new file to WAL races between processes ("database is locked" without
+    the busy handler); every opener must still get a working store."""
+    import multiprocessing
+    import time
+
+    ctx = multiprocessing.get_context("spawn")
+    with ctx.Pool(8) as pool:
+        for round_ in range(3):
+            url = f"sqlite:///{tmp_path / f'new-{round_}.db'}"
+            start_at = time.time() + 1.0
+            assert pool.map(_open_new_store, [(url, start_at)] * 8) == [0] * 8

@@ -14,6 +14,7 @@ import logging
 import os
 import sqlite3
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -63,13 +64,36 @@ class SQLiteDB:
         _prepare_file(self.path)
         self.lock = threading.RLock()
         try:
-            self.conn = self.connect()
-            migrate(self.conn)
+            self.conn = self._open_and_migrate()
         except sqlite3.DatabaseError as exc:
             raise StorageUnavailable(
                 f"{self.path} is not a usable infinite-context database: {exc}",
                 fix="move that file away (a new one is created) or set INFINITE_CONTEXT_STORE_URL",
             ) from None
+
+    def _open_and_migrate(self) -> sqlite3.Connection:
+        """Connect and bring the schema up to date. Switching a new file to WAL needs an
+        exclusive lock that SQLite may refuse at once ("database is locked") instead of waiting
+        in its busy handler when other processes open the same new file at the same moment; so
+        the set-up is retried until the busy timeout, and only then reported as busy."""
+        deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+        delay = 0.01
+        while True:
+            conn: sqlite3.Connection | None = None
+            try:
+                conn = self.connect()
+                migrate(conn)
+                return conn
+            except sqlite3.OperationalError as exc:
+                if conn is not None:
+                    conn.close()
+                busy = "locked" in str(exc) or "busy" in str(exc)
+                if not busy or time.monotonic() + delay > deadline:
+                    if busy:
+                        raise unavailable(self.path, exc) from None
+                    raise
+                time.sleep(delay)
+                delay = min(delay * 2, 0.2)
 
     def connect(self) -> sqlite3.Connection:
         conn = sqlite3.connect(
