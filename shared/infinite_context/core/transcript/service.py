@@ -6,6 +6,7 @@ lookup of the observations the PostToolUse hook stored (``record.py``), when the
 from __future__ import annotations
 
 import os
+import re
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -144,6 +145,38 @@ def _find_result(path: Path, tool_use_id: str) -> tuple[str | None, str | None]:
     return (use.name if use else None), None
 
 
+#: a tool use's id as Claude Code (``toolu_...``) and OpenAI-style clients (``call_...``) write it:
+#: letters, digits, ``_`` and ``-`` only, so an id can never name a path (no ``/``, ``..``)
+TOOL_USE_ID = re.compile(r"[A-Za-z0-9_-]{1,128}")
+
+
+def check_tool_use_id(tool_use_id: object) -> str:
+    if not isinstance(tool_use_id, str) or not tool_use_id.strip():
+        raise InvalidInput("tool_use_id", "is empty", fix="pass an id such as toolu_01ABC...")
+    if not TOOL_USE_ID.fullmatch(tool_use_id):
+        shown = tool_use_id if len(tool_use_id) <= 40 else tool_use_id[:37] + "..."
+        raise InvalidInput(
+            "tool_use_id",
+            f"{shown!r} is not a tool use id (letters, digits, _ and - only, at most 128)",
+            fix="pass the id from an [endless-mode ...] line, such as toolu_01ABC...",
+        )
+    return tool_use_id
+
+
+def _sidecar_text(transcript: Path, tool_use_id: str) -> str | None:
+    """The sidecar file of a tool result, read only when it is a regular file inside this
+    transcript's own folder (a symlink out of it is not followed)."""
+    sidecar = sidecar_path(transcript, tool_use_id)
+    folder = transcript.with_suffix("")
+    try:
+        if sidecar.is_symlink() or not sidecar.is_file():
+            return None
+        sidecar.resolve().relative_to(folder.resolve())
+    except (OSError, ValueError):
+        return None
+    return sidecar.read_text(encoding="utf-8", errors="replace")
+
+
 def expand(
     tool_use_id: str,
     transcript: Path | str | None = None,
@@ -152,8 +185,7 @@ def expand(
 ) -> ExpandResult:
     """The original output of one tool use, a page (20,000 characters) at a time. Without a
     transcript, the project's transcripts are searched newest first."""
-    if not isinstance(tool_use_id, str) or not tool_use_id.strip():
-        raise InvalidInput("tool_use_id", "is empty", fix="pass an id such as toolu_01ABC...")
+    check_tool_use_id(tool_use_id)
     if offset < 0:
         raise InvalidInput("offset", "must be >= 0", fix="omit it or pass next_offset from the last page")
     if transcript is not None:
@@ -163,10 +195,10 @@ def expand(
         if not candidates:
             resolve_transcript(None, project_root)  # raises the clear "no transcript" error
     for path in candidates:
-        sidecar = sidecar_path(path, tool_use_id)
         name, original = _find_result(path, tool_use_id)
-        if sidecar.is_file():  # the full output Claude Code moved aside
-            original = sidecar.read_text(encoding="utf-8", errors="replace")
+        moved = _sidecar_text(path, tool_use_id)  # the full output Claude Code moved aside
+        if moved is not None:
+            original = moved
         if original is not None:
             break
     else:
