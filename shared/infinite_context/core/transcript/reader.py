@@ -138,15 +138,22 @@ def content_text(content: Any) -> str:
     return "" if content is None else str(content)
 
 
+def count_of(value: Any) -> int:
+    """A token count as written, or 0 when it is none (a string, a list, a float, < 0, absurd)."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 2**53:
+        return 0
+    return value
+
+
 def usage_from(raw: Any) -> Usage:
     """A message's ``usage`` object (missing or odd fields read as 0)."""
     if not isinstance(raw, dict):
         return Usage()
     return Usage(
-        int(raw.get("input_tokens") or 0),
-        int(raw.get("cache_creation_input_tokens") or 0),
-        int(raw.get("cache_read_input_tokens") or 0),
-        int(raw.get("output_tokens") or 0),
+        count_of(raw.get("input_tokens")),
+        count_of(raw.get("cache_creation_input_tokens")),
+        count_of(raw.get("cache_read_input_tokens")),
+        count_of(raw.get("output_tokens")),
     )
 
 
@@ -229,8 +236,8 @@ def _parse(number: int, obj: dict[str, Any]) -> Entry | None:
             line=number,
             uuid=str(obj.get("uuid", "")),
             subtype=str(obj.get("subtype", "")),
-            compact_trigger=meta.get("trigger"),
-            compact_pre_tokens=meta.get("preTokens"),
+            compact_trigger=meta["trigger"] if isinstance(meta.get("trigger"), str) else None,
+            compact_pre_tokens=count_of(meta.get("preTokens")) or None,
             timestamp=str(obj.get("timestamp", "")),
         )
     if kind == "summary":

@@ -252,7 +252,8 @@ def _endless_curve(
         if kind == "user":
             saved += CALIBRATION * sum(saved_by_id.get(r.tool_use_id, 0) for _b, r in tool_results_in(obj))
         elif kind == "assistant":
-            message = obj.get("message") or {}
+            message = obj.get("message")
+            message = message if isinstance(message, dict) else {}  # "message": "text" / true / null
             tokens = usage_from(message.get("usage")).context_tokens
             key = str(message.get("id") or line)
             if tokens and key not in seen:
