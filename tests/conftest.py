@@ -153,6 +153,25 @@ def run_cli_process(
     )
 
 
+def settle_hooks(timeout: float = 30.0) -> str:
+    """Wait for the deferred hooks (PostToolUse, Stop, SessionEnd) this test queued to be run by
+    their worker (a record kept for later counts as settled once the worker left); returns the
+    worker's log."""
+    import time
+
+    from infinite_context.server.spool import pending, spool_dir, worker_alive
+
+    folder = spool_dir()
+    deadline, idle = time.monotonic() + timeout, 0
+    while time.monotonic() < deadline and pending(folder):
+        idle = idle + 1 if not worker_alive(folder) else 0
+        if idle >= 10:  # no worker for half a second: what is left was kept for the next one
+            break
+        time.sleep(0.05)
+    log = Path(folder) / "worker.log"
+    return log.read_text() if log.exists() else ""
+
+
 def cli_env(store_url: str, **extra: str) -> dict[str, str]:
     """This test's environment (already cleaned by ``_isolated_env``, so it keeps the test's own
     data folder) with the store URL and ``extra`` set."""

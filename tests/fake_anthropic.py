@@ -31,6 +31,8 @@ class Step:
 @dataclass
 class FakeAnthropic:
     script: list[Step]
+    #: tool_use ids are ``toolu_<tag><index>``: a tag per session keeps them apart in one store
+    tag: str = "fake"
     url: str = ""
     requests: list[dict[str, Any]] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -52,7 +54,7 @@ def _tool_uses(body: dict[str, Any]) -> int:
     return count
 
 
-def _events(step: Step, index: int) -> Iterator[tuple[str, dict[str, Any]]]:
+def _events(step: Step, index: int, tag: str = "fake") -> Iterator[tuple[str, dict[str, Any]]]:
     message = {
         "id": f"msg_fake_{index}",
         "type": "message",
@@ -81,7 +83,7 @@ def _events(step: Step, index: int) -> Iterator[tuple[str, dict[str, Any]]]:
         yield "content_block_stop", {"type": "content_block_stop", "index": block}
         block += 1
     if step.tool:
-        start = {"type": "tool_use", "id": f"toolu_fake{index:04d}", "name": step.tool, "input": {}}
+        start = {"type": "tool_use", "id": f"toolu_{tag}{index:04d}", "name": step.tool, "input": {}}
         yield "content_block_start", {"type": "content_block_start", "index": block, "content_block": start}
         delta = {"type": "input_json_delta", "partial_json": json.dumps(step.input)}
         yield "content_block_delta", {"type": "content_block_delta", "index": block, "delta": delta}
@@ -99,8 +101,8 @@ def _events(step: Step, index: int) -> Iterator[tuple[str, dict[str, Any]]]:
 
 
 @contextmanager
-def fake_anthropic(script: list[Step]) -> Iterator[FakeAnthropic]:
-    fake = FakeAnthropic(script=script)
+def fake_anthropic(script: list[Step], tag: str = "fake") -> Iterator[FakeAnthropic]:
+    fake = FakeAnthropic(script=script, tag=tag)
 
     class Handler(BaseHTTPRequestHandler):
         def log_message(self, *args: object) -> None:  # quiet
@@ -132,7 +134,7 @@ def fake_anthropic(script: list[Step]) -> Iterator[FakeAnthropic]:
             self.send_header("content-type", "text/event-stream")
             self.send_header("cache-control", "no-cache")
             self.end_headers()
-            for event, data in _events(step, index):
+            for event, data in _events(step, index, fake.tag):
                 self.wfile.write(f"event: {event}\ndata: {json.dumps(data)}\n\n".encode())
                 self.wfile.flush()
 

@@ -86,6 +86,8 @@ def test_install_claude_code_then_the_cli_shows_our_server_connected(
     claude = claude_binary()
     env = claude_env(tmp_path)
     env["INFINITE_CONTEXT_STORE_URL"] = f"sqlite:///{tmp_path / 'brain.db'}"
+    # project scope names the console script; a teammate has it on PATH (pipx, an active venv)
+    env["PATH"] = f"{Path(PYTHON).parent}{os.pathsep}{env['PATH']}"
     installed = subprocess.run(
         [PYTHON, "-m", "infinite_context.server", "install", "claude-code"],
         cwd=project_dir,
@@ -96,7 +98,7 @@ def test_install_claude_code_then_the_cli_shows_our_server_connected(
     )
     assert installed.returncode == 0, installed.stderr
     entry = json.loads((project_dir / ".mcp.json").read_text())["mcpServers"]["infinite-context"]
-    assert Path(entry["command"]).is_absolute()
+    assert entry["command"] == "infinite-context" and entry["alwaysLoad"] is True
     line = mcp_list_line(claude, project_dir, env)
     assert "✔ Connected" in line, line
     doctor = subprocess.run(

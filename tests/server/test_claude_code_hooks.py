@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from ..conftest import FIXTURES, run_cli_process
+from ..conftest import FIXTURES, run_cli_process, settle_hooks
 from ..conftest import run_cli as run
 
 SMALL = FIXTURES / "claude-reliability" / "coverage-test-fix" / "transcript.jsonl"
@@ -46,6 +46,7 @@ def test_session_end_then_start_carries_the_thread(
 ) -> None:
     ended = hook(store_url, "SessionEnd", process=True, reason="clear", **session)
     assert ended.returncode == 0 and ended.stdout == b"", ended.stderr
+    settle_hooks()  # SessionEnd only queued the payload; the worker wrote the hand-off
     state = status(store_url, project_dir)
     assert state["version"] == 1
     assert "multiply_numbers" in str(state["current_task"])
@@ -112,14 +113,19 @@ def test_missing_transcript_and_broken_store_are_logged_not_raised(
         reason="other",
         **{**session, "transcript_path": str(tmp_path / "nope.jsonl")},
     )
-    assert gone.returncode == 0 and gone.stdout == b"" and b"transcript_path" in gone.stderr
+    assert gone.returncode == 0 and gone.stdout == b""
+    log = settle_hooks()  # the queued SessionEnd fails in its worker: logged there, dropped
+    assert "transcript_path" in log and '"level":"error"' in log
+    assert not (Path(session["cwd"]) / ".claude_session_id").exists()  # a failed hook writes nothing
     blocked = tmp_path / "file-not-dir"
     blocked.write_text("")
     broken = f"sqlite:///{blocked}/brain.db"
     for event in ("SessionStart", "SessionEnd", "PreCompact"):
         done = hook(broken, event, source="clear", reason="clear", trigger="auto", **session)
         assert done.returncode == 0 and done.stdout == b"", event
-        assert b'"level":"error"' in done.stderr
+        if event != "SessionEnd":
+            assert b'"level":"error"' in done.stderr
+    assert "kept for the next run" in settle_hooks()  # the store is down: the record waits
 
 
 def test_install_merges_is_idempotent_and_uninstall_restores(
@@ -141,20 +147,30 @@ def test_install_merges_is_idempotent_and_uninstall_restores(
     first = run(store_url, "--json", "install", "claude-code", cwd=project_dir)
     assert first.returncode == 0, first.stderr
     report = json.loads(first.stdout)
-    assert len(report["changes"]) == 5 and len(report["backups"]) == 2
+    assert len(report["changes"]) == 6 and len(report["backups"]) == 2
     merged = json.loads(settings.read_text())
     assert merged["permissions"] == original_settings["permissions"]
     post = merged["hooks"]["PostToolUse"]
     assert post[0] == original_settings["hooks"]["PostToolUse"][0]
     ours = post[1]["hooks"][0]
-    assert ours["async"] is True and ours["command"].endswith("hook post-tool-use")
-    assert Path(ours["command"].split()[0]).is_absolute()
-    assert {"SessionStart", "SessionEnd", "PreCompact"} <= set(merged["hooks"])
+    # Shared with the team: the console script by name (no venv path), exec form, synchronous
+    # (it only queues the payload), alwaysLoad for the server.
+    assert ours == {
+        "type": "command",
+        "command": "infinite-context",
+        "args": ["hook", "post-tool-use"],
+        "timeout": 10,
+    }
+    assert {"SessionStart", "SessionEnd", "PreCompact", "Stop"} <= set(merged["hooks"])
     servers = json.loads(mcp.read_text())["mcpServers"]
-    assert (
-        servers["other"] == original_mcp["mcpServers"]["other"]
-        and servers["infinite-context"]["args"][-1] == "mcp"
-    )
+    assert servers["other"] == original_mcp["mcpServers"]["other"]
+    assert servers["infinite-context"] == {
+        "type": "stdio",
+        "command": "infinite-context",
+        "args": ["mcp"],
+        "env": {},
+        "alwaysLoad": True,
+    }
 
     snapshot = (settings.read_bytes(), mcp.read_bytes())
     second = run(store_url, "--json", "install", "claude-code", cwd=project_dir)
@@ -201,3 +217,83 @@ def test_install_refuses_a_malformed_settings_file_and_changes_nothing(
     done = run(store_url, "install", "claude-code", cwd=project_dir)
     assert done.returncode == 2 and b"settings.json" in done.stderr and b"not valid JSON" in done.stderr
     assert settings.read_text() == "{ not json" and not (project_dir / ".mcp.json").exists()
+
+
+def test_install_never_writes_through_a_symlink(store_url: str, project_dir: Path, tmp_path: Path) -> None:
+    elsewhere = tmp_path / "shared-settings.json"
+    elsewhere.write_text('{"permissions": {}}')
+    settings = project_dir / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.symlink_to(elsewhere)
+    done = run(store_url, "install", "claude-code", cwd=project_dir)
+    assert done.returncode == 2 and b"settings.json" in done.stderr and b"symlink" in done.stderr
+    assert b"fix: replace" in done.stderr
+    assert elsewhere.read_text() == '{"permissions": {}}' and not (project_dir / ".mcp.json").exists()
+
+    settings.unlink()
+    settings.write_text("{}")
+    trap = tmp_path / "trap"
+    trap.write_text("keep me")
+    (project_dir / ".mcp.json").write_text("{}")
+    (project_dir / ".mcp.json.infinite-context.bak").symlink_to(trap)  # a planted backup link
+    done = run(store_url, "install", "claude-code", cwd=project_dir)
+    assert done.returncode == 2 and b".mcp.json.infinite-context.bak" in done.stderr
+    assert trap.read_text() == "keep me" and settings.read_text() == "{}"
+
+
+def test_install_keeps_a_read_only_settings_file_read_only(store_url: str, project_dir: Path) -> None:
+    settings = project_dir / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text("{}")
+    settings.chmod(0o444)
+    done = run(store_url, "install", "claude-code", cwd=project_dir)
+    assert done.returncode == 2 and b"read-only" in done.stderr and b"chmod u+w" in done.stderr
+    assert settings.read_text() == "{}" and settings.stat().st_mode & 0o777 == 0o444
+    assert not (project_dir / ".mcp.json").exists()
+
+
+def test_local_scope_pins_this_installation(store_url: str, project_dir: Path, tmp_path: Path) -> None:
+    config = tmp_path / "claude-config"
+    config.mkdir()
+    done = run(
+        store_url,
+        "install",
+        "claude-code",
+        "--scope",
+        "local",
+        cwd=project_dir,
+        CLAUDE_CONFIG_DIR=str(config),
+    )
+    assert done.returncode == 0, done.stderr
+    hooks = json.loads((project_dir / ".claude" / "settings.local.json").read_text())["hooks"]
+    assert Path(hooks["Stop"][0]["hooks"][0]["command"]).is_absolute()
+
+
+def test_doctor_says_how_to_install_a_missing_console_script(
+    store_url: str, project_dir: Path, tmp_path: Path
+) -> None:
+    assert run(store_url, "install", "claude-code", cwd=project_dir).returncode == 0
+    empty = tmp_path / "empty-bin"
+    empty.mkdir()
+    done = run(store_url, "--json", "doctor", cwd=project_dir, PATH=str(empty))
+    checks = [c for c in json.loads(done.stdout)["checks"] if c["name"] == "claude code command"]
+    assert checks and checks[0]["status"] == "fail" and "not on PATH" in checks[0]["detail"]
+    assert "pipx install infinite-context" in checks[0]["fix"]
+    hooks = {c["name"]: c for c in json.loads(done.stdout)["checks"]}["claude code hooks"]
+    assert hooks["status"] == "ok" and "Stop" in hooks["detail"]
+
+
+def test_reads_doctor_and_failed_hooks_create_no_session_file(store_url: str, project_dir: Path) -> None:
+    for args in (("--json", "doctor"), ("--json", "status"), ("resume",)):
+        run(store_url, "--project", str(project_dir), *args)
+    hook(store_url, "SessionStart", source="startup", cwd=str(project_dir), session_id="s")
+    hook(
+        store_url,
+        "SessionEnd",
+        reason="exit",
+        cwd=str(project_dir),
+        transcript_path=str(project_dir / "gone.jsonl"),
+    )
+    hook(store_url, "PostToolUse", cwd=str(project_dir), tool_name="Bash")  # no tool_use_id: refused
+    settle_hooks()
+    assert not (project_dir / ".claude_session_id").exists()

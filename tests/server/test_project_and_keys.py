@@ -11,7 +11,7 @@ import pytest
 
 from infinite_context.server.cli import main
 
-from ..conftest import FIXTURES, run_cli
+from ..conftest import FIXTURES, run_cli, settle_hooks
 
 SMALL = FIXTURES / "claude-reliability" / "coverage-test-fix" / "transcript.jsonl"
 
@@ -99,6 +99,7 @@ def test_a_hook_uses_claude_project_dir_before_the_payloads_cwd(
         CLAUDE_PROJECT_DIR=str(project_dir),
     )
     assert done.returncode == 0, done.stderr
+    settle_hooks()  # SessionEnd is queued; its worker writes the hand-off
     assert (project_dir / ".claude_session_id").exists()
     assert not (elsewhere / ".claude_session_id").exists()
     status = run_cli(store_url, "--project", str(project_dir), "--json", "status")

@@ -1,5 +1,5 @@
 """``python -m infinite_context.server ...`` is the same as the ``infinite-context`` command."""
 
-from .cli import main
+from .launch import main
 
 raise SystemExit(main())

@@ -17,15 +17,23 @@ environment).
 
 Installing merges with what is there (other servers and hooks stay), is idempotent (a second run
 writes nothing), backs a file up before its first change (``<file>.infinite-context.bak``), and
-writes files atomically. Uninstalling removes only our entries. The commands are absolute paths,
-so Claude Code can start them from any working folder.
+writes files atomically. Uninstalling removes only our entries. It never writes through a
+symlink (a config file or backup that is a link is refused, naming it) and never replaces a
+read-only file (refused: make it writable first).
+
+The command: project scope is shared with the team (the files are committed), so it names the
+``infinite-context`` console script as found on each machine's PATH (``doctor`` says how to
+install it when it is missing); local and user scopes pin this installation's absolute script.
+The MCP entry has ``alwaysLoad``: Claude Code waits for the server before the first request and
+never defers our tools behind tool search. Hooks use the exec form (``command`` + ``args``, no
+shell in between).
 """
 
 from __future__ import annotations
 
 import json
 import os
-import shlex
+import stat
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,12 +45,18 @@ from .hooks import EVENTS
 
 Scope = Literal["project", "local", "user"]
 SERVER_NAME = "infinite-context"
-#: extra fields of each hook entry (the events and their sub-commands are ``hooks.EVENTS``)
+#: the console script teammates install; project scope names it instead of a path
+SCRIPT = "infinite-context"
+#: extra fields of each hook entry (the events and their sub-commands are ``hooks.EVENTS``).
+#: PostToolUse, Stop and SessionEnd only queue their payload (``spool``) and return in
+#: milliseconds, so they run synchronously: Claude Code cancels async hooks still running when
+#: a ``-p`` run ends, and then skips SessionEnd.
 _HOOK_FIELDS: dict[str, dict[str, Any]] = {
     "SessionStart": {"timeout": 15},
-    "SessionEnd": {"timeout": 15},
+    "SessionEnd": {"timeout": 10},
     "PreCompact": {"timeout": 30},
-    "PostToolUse": {"async": True, "timeout": 15},
+    "PostToolUse": {"timeout": 10},
+    "Stop": {"timeout": 10},
 }
 #: Claude Code event -> our hook sub-command, and extra fields of the hook entry
 HOOK_EVENTS: dict[str, tuple[str, dict[str, Any]]] = {
@@ -64,6 +78,8 @@ class WiringStatus:
     mcp_scopes: list[str]
     hook_events: dict[str, list[str]]  # event -> scopes where our hook is configured
     command: list[str]
+    #: the executables our entries start, as written (a bare name is looked up on PATH)
+    executables: list[str] = field(default_factory=list)
 
 
 def config_json(claude_config_dir: Path | None) -> Path:
@@ -78,9 +94,12 @@ def user_dir(claude_config_dir: Path | None) -> Path:
     return claude_config_dir.expanduser() if claude_config_dir is not None else Path.home() / ".claude"
 
 
-def our_command() -> list[str]:
-    """The absolute command that runs this installation's ``infinite-context``."""
-    script = Path(sys.executable).parent / "infinite-context"
+def our_command(scope: Scope = "local") -> list[str]:
+    """The command that runs ``infinite-context`` for ``scope``: the bare console script for the
+    shared project scope, this installation's absolute script (or interpreter) otherwise."""
+    if scope == "project":
+        return [SCRIPT]
+    script = Path(sys.executable).parent / SCRIPT
     if script.is_file() and os.access(script, os.X_OK):
         return [str(script)]
     return [sys.executable, "-m", "infinite_context.server"]
@@ -107,28 +126,64 @@ def _read_json(path: Path) -> dict[str, Any]:
     return data
 
 
+def check_writable(path: Path) -> None:
+    """Refuse to write ``path`` (or its backup) through a symlink, or to replace a read-only file."""
+    for target in (path, path.with_name(path.name + BACKUP_SUFFIX)):
+        if target.is_symlink():
+            raise InvalidInput(
+                str(target),
+                f"is a symlink (to {os.readlink(target)}); infinite-context does not write through links",
+                fix=f"replace {target} with a regular file (or remove it), then run install again",
+            )
+    try:
+        mode = path.lstat().st_mode
+    except FileNotFoundError:
+        return
+    if not stat.S_ISREG(mode):
+        raise InvalidInput(str(path), "is not a regular file", fix="move it away, then run install again")
+    if not mode & stat.S_IWUSR:
+        raise InvalidInput(
+            str(path),
+            "is read-only; infinite-context does not replace it",
+            fix=f"make it writable (chmod u+w {path}) or add the entries by hand, then run install again",
+        )
+
+
+def _write_new(path: Path, data: bytes, mode: int) -> None:
+    """Create ``path`` (never through a symlink) holding ``data``; an old regular file is replaced."""
+    if path.exists() and not path.is_symlink():
+        path.unlink()
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, mode)
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(data)
+    os.chmod(path, mode)
+
+
 def _write_json(path: Path, data: dict[str, Any], report: InstallReport) -> None:
+    check_writable(path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    mode = path.lstat().st_mode & 0o777 if path.exists() else 0o644
     if path.exists():
         backup = path.with_name(path.name + BACKUP_SUFFIX)
-        backup.write_bytes(path.read_bytes())
-        os.chmod(backup, path.stat().st_mode & 0o777)
+        _write_new(backup, path.read_bytes(), mode)
         report.backups.append(str(backup))
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    if path.exists():
-        os.chmod(tmp, path.stat().st_mode & 0o777)
-    tmp.replace(path)
+    _write_new(tmp, (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode(), mode)
+    tmp.replace(path)  # rename replaces the name itself, never a link's target
     report.files.append(str(path))
 
 
 def _is_ours(hook: Any, subcommand: str) -> bool:
-    command = hook.get("command") if isinstance(hook, dict) else None
-    return (
-        isinstance(command, str)
-        and ("infinite-context" in command or "infinite_context" in command)
-        and f"hook {subcommand}" in command
+    """Our hook entry, in the exec form (``command`` + ``args``) or the older shell string."""
+    if not isinstance(hook, dict) or not isinstance(hook.get("command"), str):
+        return False
+    args = hook.get("args")
+    words = " ".join(
+        [hook["command"], *(a for a in args if isinstance(a, str))]
+        if isinstance(args, list)
+        else [hook["command"]]
     )
+    return ("infinite-context" in words or "infinite_context" in words) and f"hook {subcommand}" in words
 
 
 def _mcp_container(scope: Scope, project: Path, data: dict[str, Any], create: bool) -> dict[str, Any] | None:
@@ -162,16 +217,21 @@ def install(
     if not project.is_dir():
         raise InvalidInput("project", f"{project} is not a folder", fix="pass an existing project folder")
     report = InstallReport(scope=scope)
-    command = our_command()
+    command = our_command(scope)
     # Read both files first: a malformed one stops the install before anything is written.
     config_dir = claude_config_dir
     mcp_path = _mcp_file(scope, project, config_dir)
     settings_path = _settings_file(scope, project, config_dir)
     mcp_data, settings_data = _read_json(mcp_path), _read_json(settings_path)
 
-    if _update_mcp(scope, project, mcp_data, command, uninstall, report, mcp_path):
+    changed_mcp = _update_mcp(scope, project, mcp_data, command, uninstall, report, mcp_path)
+    changed_hooks = _update_hooks(settings_data, command, uninstall, report, settings_path)
+    for path, changed in ((mcp_path, changed_mcp), (settings_path, changed_hooks)):
+        if changed:
+            check_writable(path)  # both refused before either is written
+    if changed_mcp:
         _save(mcp_path, mcp_data, report, keep=mcp_path == config_json(config_dir))
-    if _update_hooks(settings_data, command, uninstall, report, settings_path):
+    if changed_hooks:
         _save(settings_path, settings_data, report)
     return report
 
@@ -182,8 +242,9 @@ def _save(path: Path, data: dict[str, Any], report: InstallReport, keep: bool = 
         _write_json(path, data, report)
         return
     # Nothing of the user's is left (we created the file): remove it, keeping a backup.
+    check_writable(path)
     backup = path.with_name(path.name + BACKUP_SUFFIX)
-    backup.write_bytes(path.read_bytes())
+    _write_new(backup, path.read_bytes(), path.lstat().st_mode & 0o777)
     report.backups.append(str(backup))
     path.unlink()
     report.changes.append(f"removed {path} (it held only our entries)")
@@ -207,7 +268,13 @@ def _update_mcp(
             _prune_empty_mcp(scope, project, data)
         report.changes.append(f"removed MCP server '{SERVER_NAME}' from {where}")
         return True
-    wanted = {"type": "stdio", "command": command[0], "args": [*command[1:], "mcp"], "env": {}}
+    wanted = {
+        "type": "stdio",
+        "command": command[0],
+        "args": [*command[1:], "mcp"],
+        "env": {},
+        "alwaysLoad": True,
+    }
     servers = _mcp_container(scope, project, data, create=True)
     assert servers is not None
     if servers.get(SERVER_NAME) == wanted:
@@ -238,7 +305,12 @@ def _update_hooks(
     for event, (subcommand, extra) in HOOK_EVENTS.items():
         groups = hooks.get(event)
         groups = groups if isinstance(groups, list) else []
-        wanted = {"type": "command", "command": shlex.join([*command, "hook", subcommand]), **extra}
+        wanted = {
+            "type": "command",
+            "command": command[0],
+            "args": [*command[1:], "hook", subcommand],
+            **extra,
+        }
         present = [
             (g, h)
             for g in groups
@@ -280,6 +352,7 @@ def wiring(project: Path, claude_config_dir: Path | None = None) -> WiringStatus
     project = project.expanduser().resolve()
     scopes: list[str] = []
     events: dict[str, list[str]] = {event: [] for event in HOOK_EVENTS}
+    executables: list[str] = []
     all_scopes: tuple[Scope, ...] = ("project", "local", "user")
     for scope in all_scopes:
         try:
@@ -290,11 +363,25 @@ def wiring(project: Path, claude_config_dir: Path | None = None) -> WiringStatus
         servers = _mcp_container(scope, project, mcp, create=False)
         if servers and SERVER_NAME in servers:
             scopes.append(scope)
+            entry = servers[SERVER_NAME]
+            if isinstance(entry, dict) and isinstance(entry.get("command"), str):
+                executables.append(entry["command"])
         hooks = settings.get("hooks") if isinstance(settings.get("hooks"), dict) else {}
         for event, (subcommand, _extra) in HOOK_EVENTS.items():
             groups = hooks.get(event) if isinstance(hooks, dict) else None
-            if isinstance(groups, list) and any(
-                _is_ours(h, subcommand) for g in groups if isinstance(g, dict) for h in g.get("hooks") or []
-            ):
+            ours = [
+                h
+                for g in (groups if isinstance(groups, list) else [])
+                if isinstance(g, dict)
+                for h in g.get("hooks") or []
+                if _is_ours(h, subcommand)
+            ]
+            if ours:
                 events[event].append(scope)
-    return WiringStatus(mcp_scopes=scopes, hook_events=events, command=our_command())
+                executables += [h["command"] for h in ours if isinstance(h.get("args"), list)]
+    return WiringStatus(
+        mcp_scopes=scopes,
+        hook_events=events,
+        command=our_command(),
+        executables=list(dict.fromkeys(executables)),
+    )

@@ -138,6 +138,7 @@ def claude_code_checks(folder: Path, settings: Settings) -> list[Check]:
             fix=install if missing else None,
         )
     )
+    checks += _command_checks(wired.executables)
     found = all_transcripts(folder, config_dir)
     checks.append(
         Check(
@@ -148,4 +149,33 @@ def claude_code_checks(folder: Path, settings: Settings) -> list[Check]:
             else f"none yet in {transcripts_dir(folder, config_dir)}",
         )
     )
+    return checks
+
+
+def _command_checks(executables: list[str]) -> list[Check]:
+    """Claude Code must find the commands our entries name: the project scope (shared with the
+    team) names the bare ``infinite-context`` console script, looked up on PATH."""
+    import shutil
+
+    checks = []
+    for command in executables:
+        found = shutil.which(command)
+        if found:
+            checks.append(Check(name="claude code command", status="ok", detail=f"{command} -> {found}"))
+            continue
+        bare = "/" not in command
+        checks.append(
+            Check(
+                name="claude code command",
+                status="fail",
+                detail=f"`{command}` (named in Claude Code's config) is not "
+                + ("on PATH" if bare else "an executable file"),
+                fix="install the console script where Claude Code finds it: `pipx install infinite-context` "
+                "(or `pip install --user infinite-context`, or activate the venv that has it before "
+                "starting Claude Code); or pin this installation for yourself with "
+                "`infinite-context install claude-code --scope local`"
+                if bare
+                else "run `infinite-context install claude-code` again from the installation you use",
+            )
+        )
     return checks

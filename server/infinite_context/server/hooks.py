@@ -4,6 +4,14 @@ A hook must never break the user's session: every handler exits 0, logs its own 
 stderr as JSON lines, and writes nothing to stdout but the JSON Claude Code documents for that
 event. Each handler parses the payload and makes one core call.
 
+PostToolUse, Stop and SessionEnd are deferred (``spool``): the hook queues the payload and
+returns in milliseconds, and one detached worker runs the handler below, so Claude Code never
+waits on a merge and never cancels one when a ``-p`` run ends. Stop writes the hand-off after
+every answer (it ran in every real run; SessionEnd does not when Claude Code exits early);
+SessionEnd and PreCompact stay, and the transcript cursor makes the repeats cost nothing.
+SessionStart first lets queued hand-offs finish, so the session after ``/clear`` sees the one
+before it. When the queue cannot be written, the deferred handler runs inline (the fallback).
+
 The project is the one Claude Code works in, decided by ``project.locate_project``: ``--project``,
 else ``PROJECT_ROOT``, else ``CLAUDE_PROJECT_DIR``, else the payload's ``cwd``.
 """
@@ -58,6 +66,12 @@ _SOURCES = {
 def session_start(payload: dict[str, Any], project: Path | None) -> dict[str, Any] | None:
     """Reload the brain into the new context (only when there is one)."""
     source = str(payload.get("source") or "startup")
+    from .spool import settle
+
+    try:
+        settle()  # the hand-off of the session that just ended (/clear) comes first
+    except OSError as exc:
+        log.warning("queued hand-offs not settled: %s", exc)
     with _brain(payload, project) as brain:
         result = brain.resume()  # within settings.resume_tokens
     if result.state is None:
@@ -93,6 +107,12 @@ def session_end(payload: dict[str, Any], project: Path | None) -> dict[str, Any]
     return None
 
 
+def stop(payload: dict[str, Any], project: Path | None) -> dict[str, Any] | None:
+    """Checkpoint what the last turn added (after every answer; a no-op when nothing is new)."""
+    _hand_off(payload, project, "stop")
+    return None
+
+
 def pre_compact(payload: dict[str, Any], project: Path | None) -> dict[str, Any] | None:
     """Checkpoint before Claude Code compacts the context (trigger manual or auto)."""
     _hand_off(payload, project, f"pre-compact:{payload.get('trigger') or 'auto'}")
@@ -115,6 +135,7 @@ HANDLERS: dict[str, Handler] = {
     "session-end": session_end,
     "pre-compact": pre_compact,
     "post-tool-use": post_tool_use,
+    "stop": stop,
 }
 #: Claude Code's event names -> our sub-commands (the installer wires exactly these; both
 #: spellings are accepted on the command line)
@@ -123,16 +144,29 @@ EVENTS = {
     "SessionEnd": "session-end",
     "PreCompact": "pre-compact",
     "PostToolUse": "post-tool-use",
+    "Stop": "stop",
 }
 
 
-def run_hook(event: str, raw: bytes, project: Path | None = None) -> int:
-    """Run one hook on the raw stdin bytes; always returns 0."""
+def run_hook(event: str, raw: bytes, project: Path | None = None, *, queue: bool = True) -> int:
+    """Run one hook on the raw stdin bytes (a deferred one is queued unless ``queue`` is False);
+    always returns 0."""
     name = EVENTS.get(event, event)
     handler = HANDLERS.get(name)
     if handler is None:
         log.error("unknown hook event %r; known: %s", event, ", ".join(sorted(HANDLERS)))
         return 0
+    from .spool import DEFERRED, defer
+
+    if queue and name in DEFERRED:
+        try:
+            problem = defer(name, raw, str(project) if project is not None else None)
+        except OSError as exc:  # no queue (data folder not writable, disk full): run it here
+            log.warning("hook %s: queue unavailable (%s); running inline", name, exc)
+        else:
+            if problem is not None:
+                log.error("hook %s: %s", name, problem)
+            return 0
     import orjson
 
     try:

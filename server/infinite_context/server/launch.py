@@ -1,0 +1,63 @@
+"""The ``infinite-context`` console script (and ``python -m infinite_context.server``).
+
+A deferred hook (``hook post-tool-use``, ``hook stop``, ``hook session-end``; Claude Code runs the
+first after every tool call) is handled here with the standard library only: the payload is
+queued (``spool``) and the process exits, without loading argparse, pydantic or the core.
+Everything else goes to ``cli.main``, which gives the same deferred hooks the same treatment.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+from .hooks import EVENTS
+from .spool import DEFERRED
+
+
+def _deferred(argv: list[str]) -> tuple[str, str | None] | None:
+    """(sub-command, --project) when ``argv`` is exactly a deferred hook call."""
+    project = None
+    if len(argv) == 4 and argv[0] == "--project":
+        project, argv = argv[1], argv[2:]
+    if len(argv) != 2 or argv[0] != "hook":
+        return None
+    name = EVENTS.get(argv[1], argv[1])
+    return (name, project) if name in DEFERRED else None
+
+
+def _log_error(name: str, message: str) -> None:
+    import json
+    from datetime import UTC, datetime
+
+    now = datetime.now(UTC).isoformat(timespec="milliseconds")
+    line = {"ts": now, "level": "error", "logger": "infinite_context.hooks", "msg": f"hook {name}: {message}"}
+    sys.stderr.write(json.dumps(line) + "\n")
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    fast = _deferred(args)
+    if fast is not None:
+        from .spool import defer
+
+        name, project = fast
+        if project is not None:
+            project = os.path.abspath(project)
+        raw = sys.stdin.buffer.read()
+        try:
+            problem = defer(name, raw, project)
+        except OSError:  # no queue (data folder not writable, disk full): run the hook here
+            from infinite_context.core.logs import level_from_env, setup_logging
+
+            from .hooks import run_hook
+
+            setup_logging(level_from_env())
+            return run_hook(name, raw, None if project is None else Path(project), queue=False)
+        if problem is not None:
+            _log_error(name, problem)
+        return 0
+    from .cli import main as cli_main
+
+    return cli_main(args)

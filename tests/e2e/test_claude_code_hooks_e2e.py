@@ -1,0 +1,107 @@
+"""The real Claude Code CLI, wired by our `install claude-code` (project scope: the bare
+`infinite-context` command on PATH, `alwaysLoad`, the hooks), against the scripted fake Messages
+API: every tool call leaves an observation and the hand-off is written even when the answer comes
+at once or `--max-turns` cuts the run; the next session's first request carries the brain and our
+tools. One installed project serves the module; each session tags its tool ids."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+import pytest
+
+from infinite_context.core.config import load_settings
+from infinite_context.core.storage import open_store
+
+from ..claude_session import ClaudeProject, Run, run_claude
+from ..fake_anthropic import Step
+from .test_claude_code_cli import claude_binary
+
+pytestmark = pytest.mark.slow  # the real Claude Code CLI (node)
+
+CHECKPOINT = "mcp__infinite-context__checkpoint"
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ClaudeProject]:
+    claude_binary()  # skips (or fails in CI) without the CLI
+    yield ClaudeProject.create(tmp_path_factory.mktemp("claude-hooks"))
+
+
+@pytest.fixture(scope="module")
+def first(project: ClaudeProject) -> Run:
+    """Bash, our checkpoint tool, and the final answer at once (the case that lost hand-offs)."""
+    script = [
+        Step(text="Listing.", tool="Bash", input={"command": "echo hello-from-bash", "description": "echo"}),
+        Step(tool=CHECKPOINT, input={"context": "Current task: wire the hooks\nDone: ran echo"}),
+        Step(text="Done: the hooks are wired."),
+    ]
+    run = run_claude(project, script, tag="first", prompt="Wire the hooks and say when done")
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert project.spool_settled(), project.worker_log()
+    return run
+
+
+def _observations(project: ClaudeProject, ids: list[str]) -> dict[str, object]:
+    session = (project.root / ".claude_session_id").read_text().strip()
+    with open_store(load_settings(store_url=project.store_url)) as store:
+        return dict(store.get_observations(session, ids))
+
+
+def _state(project: ClaudeProject) -> tuple[int, str]:
+    session = (project.root / ".claude_session_id").read_text().strip()
+    with open_store(load_settings(store_url=project.store_url)) as store:
+        state = store.get_state(session)
+    assert state is not None
+    return state.meta.version, state.model_dump_json()
+
+
+def test_install_is_portable_and_loads_first(project: ClaudeProject) -> None:
+    entry = json.loads((project.root / ".mcp.json").read_text())["mcpServers"]["infinite-context"]
+    assert entry["command"] == "infinite-context" and entry["alwaysLoad"] is True
+    hooks = json.loads((project.root / ".claude" / "settings.json").read_text())["hooks"]
+    assert set(hooks) == {"SessionStart", "SessionEnd", "PreCompact", "PostToolUse", "Stop"}
+    for groups in hooks.values():
+        (ours,) = groups[0]["hooks"]
+        assert ours["command"] == "infinite-context" and "async" not in ours
+
+
+def test_every_tool_call_observed_and_the_hand_off_written(project: ClaudeProject, first: Run) -> None:
+    hooks = first.hooks()
+    names = [h["name"] for h in hooks]
+    assert names.count("PostToolUse:Bash") == 1 and f"PostToolUse:{CHECKPOINT}" in names
+    assert "Stop" in names
+    assert all(h["outcome"] == "success" and h["exit_code"] == 0 for h in hooks), hooks
+    stored = _observations(project, ["toolu_first0000", "toolu_first0001"])
+    assert set(stored) == {"toolu_first0000", "toolu_first0001"}
+    assert "hello-from-bash" in str(stored["toolu_first0000"])
+    version, state = _state(project)
+    assert version >= 2 and "wire the hooks" in state  # the checkpoint tool, then the Stop hand-off
+    log = project.worker_log()
+    assert "hand-off stop: checkpoint v" in log and '"level":"error"' not in log, log
+    # our tools were in the very first request, not deferred behind tool search
+    tools = {t["name"]: t for t in first.first_main_request()["tools"]}
+    assert CHECKPOINT in tools and not tools[CHECKPOINT].get("defer_loading")
+
+
+def test_max_turns_1_still_observes_and_hands_off(project: ClaudeProject, first: Run) -> None:
+    before, _ = _state(project)
+    script = [Step(tool="Bash", input={"command": "echo cut-short", "description": "echo"}), Step(text="x")]
+    run = run_claude(project, script, "--max-turns", "1", tag="short", prompt="Start the migration")
+    assert project.spool_settled(), project.worker_log()
+    assert run.returncode in (0, 1), run.stderr[-2000:]  # Claude Code reports error_max_turns
+    assert set(_observations(project, ["toolu_short0000"])) == {"toolu_short0000"}
+    after, state = _state(project)
+    assert after == before + 1 and "Start the migration" in state, project.worker_log()
+
+
+def test_next_session_starts_with_the_brain_and_our_tools(project: ClaudeProject, first: Run) -> None:
+    run = run_claude(project, [Step(text="Continuing.")], tag="second", prompt="Continue")
+    assert run.returncode == 0, run.stderr[-2000:]
+    request = first_request = run.first_main_request()
+    assert any(t["name"] == CHECKPOINT for t in first_request["tools"])
+    text = json.dumps(request["messages"])
+    assert "infinite-context saved this project's context" in text and "wire the hooks" in text
+    start = next(h for h in run.hooks() if h["event"] == "SessionStart")
+    assert start["outcome"] == "success"
