@@ -131,9 +131,11 @@ def test_corrupt_row_is_recoverable_with_rollback(brain: ProjectBrain, store_url
 
 
 def test_advisory_claim_warns_but_never_blocks(brain: ProjectBrain, caplog: pytest.LogCaptureFixture) -> None:
-    assert brain.claim("first").acquired
+    assert brain.claim("first").acquired  # no brain yet: held from the first write on
+    assert brain.checkpoint("first write").version == 1
+    assert brain.status().lock_holder == "first"
     second = brain.claim("second")
     assert not second.acquired and second.holder == "first"
     assert "also in use" in caplog.text
-    assert brain.checkpoint("still writable").version == 1
+    assert brain.checkpoint("still writable").version == 2
     assert brain.status().lock_holder == "first"

@@ -27,6 +27,7 @@ from .merge.integrity import existing_files, state_tokens
 from .merge_plan import merge_plan
 from .models import (
     BudgetReport,
+    BudgetStatus,
     CheckpointResult,
     DiffResult,
     FieldChange,
@@ -40,6 +41,7 @@ from .models import (
     utcnow,
 )
 from .params import (
+    HISTORY_LIMIT_DEFAULT,
     ContextText,
     FromVersion,
     HistoryLimit,
@@ -90,6 +92,12 @@ class ProjectBrain:
         self.merger = merger
         self.clock = clock
         self._client_name: str | None = None
+        from .storage.identity import Continuity
+
+        #: notices a wiped or replaced store; versions continue from the highest seen (identity.py)
+        self.continuity = Continuity(store, store.display_url, settings.resolved_data_dir())
+        #: an advisory-lock owner waiting for the project's first write (no id to lock yet)
+        self._pending_claim: str | None = None
 
     @classmethod
     def open(
@@ -101,13 +109,34 @@ class ProjectBrain:
         settings = settings or load_settings()
         # The folder: project.locate_project's one precedence order (explicit, PROJECT_ROOT,
         # CLAUDE_PROJECT_DIR, the client's cwd, this process's cwd).
-        project = resolve_project(locate_project(project_dir, settings, client_cwd))
+        # No id file is created here: reads, doctor and an editor opening a folder leave the
+        # folder as it was; the first write creates it (``_ensure_session``).
+        project = resolve_project(locate_project(project_dir, settings, client_cwd), create=False)
         from .merge.chain import build_chain
 
         return cls(project, open_store(settings), settings, merger=build_chain(settings))
 
     @property
     def session_id(self) -> str:
+        """The brain's id; "" while the project has none yet (nothing was ever written). While it
+        has none, the id file is looked for again (one stat): another process may write first."""
+        if not self.project.session_id:
+            found = resolve_project(self.project.folder or self.project.root, create=False)
+            if found.session_id:
+                self.project = Project(
+                    root=found.root, session_id=found.session_id, folder=self.project.folder
+                )
+        return self.project.session_id
+
+    def _ensure_session(self) -> str:
+        """The id, created (``.claude_session_id``) on the first write to this project's brain;
+        an advisory lock claimed before that is taken now."""
+        if not self.project.session_id:
+            found = resolve_project(self.project.folder or self.project.root)
+            self.project = Project(root=found.root, session_id=found.session_id, folder=self.project.folder)
+            if self._pending_claim is not None:
+                self.claim(self._pending_claim)
+                self._pending_claim = None
         return self.project.session_id
 
     def close(self) -> None:
@@ -161,6 +190,7 @@ class ProjectBrain:
         ``wait`` asks for the LLM merge before returning (the CLI's ``--wait``).
         """
         merged = self._facts(context, facts)
+        self._ensure_session()
         if not self.merger.uses_network:
             return self._merge_in_transaction(merged, token_count, self.merger)
         from .merge.offline import OfflineMerger
@@ -206,8 +236,17 @@ class ProjectBrain:
             durations.append(result.duration_ms)
             return self._entry(result.state, next_version, request.now, result.merged_by, result.duration_ms)
 
-        outcome = self.store.update_state(self.session_id, update)
+        outcome = self._write(update)
         return self._result(outcome.entry, warnings, sum(durations), outcome.attempts)
+
+    def _write(self, fn: UpdateFn, *, repair: bool = False, floor: int | None = None) -> UpdateOutcome:
+        """``store.update_state`` above the highest version this machine has seen (identity.py)."""
+        sid = self.session_id
+        if floor is None:
+            floor = self.continuity.floor(sid, self.store.current_version(sid))
+        outcome = self.store.update_state(sid, fn, repair=repair, floor=floor)
+        self.continuity.seen(sid, outcome.entry.version)
+        return outcome
 
     def _merge_outside_transaction(
         self,
@@ -222,6 +261,7 @@ class ProjectBrain:
         or (``only_llm``) when no LLM tier produced the state."""
         for attempt in range(1, self.settings.llm_rebase_attempts + 1):
             version = self.store.current_version(self.session_id)
+            floor = self.continuity.floor(self.session_id, version)
             current = self.store.get_state(self.session_id)
             old = current
             if base_version is not None and version == base_version and base_version > 1:
@@ -236,7 +276,7 @@ class ProjectBrain:
             def commit(
                 fresh: ProjectState | None,
                 next_version: int,
-                expect: int = version,
+                expect: int = floor,
                 merged: MergeResult = result,
                 when: datetime = request.now,
             ) -> HistoryEntry:
@@ -247,7 +287,7 @@ class ProjectBrain:
                 return self._entry(state, next_version, when, merged.merged_by, merged.duration_ms)
 
             try:
-                outcome = self.store.update_state(self.session_id, commit)
+                outcome = self._write(commit, floor=floor)
             except _StateMoved:
                 log.info(
                     "state moved during the merge; merging again on the fresh state",
@@ -276,6 +316,7 @@ class ProjectBrain:
     def _result(
         self, entry: HistoryEntry, warnings: list[str], duration_ms: float, attempts: int
     ) -> CheckpointResult:
+        warnings = [*self.continuity.warnings, *warnings]
         for warning in warnings:
             log.warning(warning, extra={"session_id": self.session_id})
         return CheckpointResult(
@@ -310,16 +351,20 @@ class ProjectBrain:
         are marked, not dropped: a file deleted on purpose or absent from this checkout is still
         part of what was worked on."""
         state = self.store.get_state(self.session_id)
+        version = state.meta.version if state is not None else 0
+        self.continuity.floor(self.session_id, version)  # a wiped store is reported on reads too
+        self.continuity.seen(self.session_id, version)
+        noticed = list(self.continuity.warnings)
         if state is None:
-            return None, [], []
+            return None, [], noticed
         _kept, missing = existing_files(state.active_context.active_files, self.project.root)
         if not missing:
-            return state, [], []
+            return state, [], noticed
         shown = ", ".join(missing[:10]) + (f" and {len(missing) - 10} more" if len(missing) > 10 else "")
         return (
             state,
             missing,
-            [f"{len(missing)} active files are not on disk in {self.project.root}: {shown}"],
+            [*noticed, f"{len(missing)} active files are not on disk in {self.project.root}: {shown}"],
         )
 
     @validated
@@ -342,7 +387,7 @@ class ProjectBrain:
             lock_holder=self.store.lock_holder(self.session_id),
             refining=_refining_label(self.store.lock_holder(refine_lock_id(self.session_id))),
             warnings=warnings,
-            memory=self.memory().budget_status(),
+            memory=self._memory_status(),
             merge_plan=merge_plan(self.settings),
         )
         if state is not None:
@@ -364,7 +409,7 @@ class ProjectBrain:
         report = BudgetReport(
             session_id=self.session_id,
             store=self.store.display_url,
-            memory=self.memory().budget_status(),
+            memory=self._memory_status(),
             lock_holder=self.store.lock_holder(self.session_id),
             refining=_refining_label(self.store.lock_holder(refine_lock_id(self.session_id))),
         )
@@ -376,15 +421,23 @@ class ProjectBrain:
         return report
 
     def memory(self, client_name: str | None = None) -> WorkingMemory:
-        """This project's working memory (budget detected from ``client_name`` if given)."""
+        """This project's working memory (budget detected from ``client_name`` if given). Using
+        it counts as writing: the project's id file is created if it has none yet."""
         from .memory.working import WorkingMemory
 
         if client_name is not None:
             self._client_name = client_name
-        return WorkingMemory(self.store, self.session_id, self.settings, self._client_name)
+        return WorkingMemory(self.store, self._ensure_session(), self.settings, self._client_name)
+
+    def _memory_status(self) -> BudgetStatus:
+        """Working-memory figures for status / budget, read without creating anything."""
+        from .memory.working import WorkingMemory
+
+        memory = WorkingMemory(self.store, self.session_id, self.settings, self._client_name)
+        return memory.budget_status()
 
     @validated
-    def history(self, limit: HistoryLimit = 5) -> list[HistorySummary]:
+    def history(self, limit: HistoryLimit = HISTORY_LIMIT_DEFAULT) -> list[HistorySummary]:
         return [_summary(e) for e in self.store.history(self.session_id, limit)]
 
     def _entry_or_error(self, version: int) -> HistoryEntry:
@@ -419,7 +472,7 @@ class ProjectBrain:
         def update(_current: ProjectState | None, next_version: int) -> HistoryEntry:
             return self._entry(target.state, next_version, self.clock(), f"rollback:v{target.version}", 0.0)
 
-        entry = self.store.update_state(self.session_id, update, repair=True).entry
+        entry = self._write(update, repair=True).entry
         return RollbackResult(version=entry.version, restored_from=target.version, merged_by=entry.merged_by)
 
     @validated
@@ -439,6 +492,9 @@ class ProjectBrain:
 
     # ---- advisory lock ----------------------------------------------------------------------
     def claim(self, owner: str) -> LockInfo:
+        if not self.session_id:  # nothing to hold yet: taken at the first write
+            self._pending_claim = owner
+            return LockInfo(acquired=True, owner=owner)
         info = self.store.acquire_lock(self.session_id, owner, self.settings.lock_ttl_seconds)
         if not info.acquired:
             log.warning(
@@ -448,7 +504,10 @@ class ProjectBrain:
         return info
 
     def release(self, owner: str) -> None:
-        self.store.release_lock(self.session_id, owner)
+        if self._pending_claim == owner:
+            self._pending_claim = None
+        if self.session_id:
+            self.store.release_lock(self.session_id, owner)
 
 
 class _StateMoved(Exception):

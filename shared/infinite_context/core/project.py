@@ -5,13 +5,16 @@ Two steps, each written once. ``locate_project`` picks the working folder (an ex
 ``resolve_project`` turns it into an identity: the nearest ``.claude_session_id`` upward wins (so
 a sub-folder, a notebook or a VS Code workspace folder inside a project share its brain);
 otherwise the git top level; otherwise the folder itself. The id file is created there, holding a
-UUID, on first use. Every entry point (CLI, MCP, LSP, hooks, notebook) goes through both,
-usually via ``ProjectBrain.open``.
+UUID, on the first write to the brain (``ProjectBrain`` resolves with ``create=False`` and
+creates it when it first writes); reads, doctor and an editor opening a folder create nothing.
+Every entry point (CLI, MCP, LSP, hooks, notebook) goes through both, usually via
+``ProjectBrain.open``.
 """
 
 from __future__ import annotations
 
 import os
+import stat
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -48,10 +51,29 @@ def _find_upward(start: Path, name: str) -> Path | None:
     return None
 
 
+SESSION_FILE_MAX_BYTES = 4096
+
+
 def _read_session_id(path: Path) -> str | None:
+    """The id in ``path``, or None when it is not a small regular text file. Opened without
+    blocking and checked before reading: a FIFO would hang, ``/dev/zero`` never ends."""
     try:
-        text = path.read_text(encoding="utf-8").strip()
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        raw = os.read(fd, SESSION_FILE_MAX_BYTES + 1)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    if len(raw) > SESSION_FILE_MAX_BYTES:
+        return None
+    try:
+        text = raw.decode("utf-8").strip()
+    except UnicodeDecodeError:
         return None
     # Accept any non-empty single-line id (the seed wrote UUIDs; users may write a name).
     first = text.splitlines()[0].strip() if text else ""
@@ -59,14 +81,18 @@ def _read_session_id(path: Path) -> str | None:
 
 
 def find_root(start: Path) -> Path:
-    """The folder a brain is keyed on, without creating anything."""
+    """The folder a brain is keyed on, without creating anything.
+
+    A ``.claude_session_id`` in a parent folder is adopted only inside the same git repository
+    (at or below its top level): a stray id file in a home folder must not capture every
+    project under it. Outside any repository only the folder's own id file counts."""
     start = start.expanduser().resolve()
     if start.is_file():
         start = start.parent
-    marked = _find_upward(start, SESSION_FILE)
-    if marked is not None:
-        return marked
     git_top = _find_upward(start, ".git")
+    marked = _find_upward(start, SESSION_FILE)
+    if marked is not None and (marked == start or (git_top is not None and marked.is_relative_to(git_top))):
+        return marked
     return git_top if git_top is not None else start
 
 

@@ -11,9 +11,12 @@ Entry point: ``python -m infinite_context.core.refine`` (its stderr goes to
 from __future__ import annotations
 
 import logging
+import os
 import subprocess
 import sys
 from typing import TYPE_CHECKING, Any
+
+from .files import open_private, private_dir
 
 if TYPE_CHECKING:
     from .brain import ProjectBrain
@@ -39,7 +42,7 @@ def spawn_refinement(brain: ProjectBrain, version: int, facts: ContextFacts, tok
     import orjson
 
     folder = brain.settings.resolved_data_dir() / "refine"
-    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    private_dir(folder)
     job = {
         "project_root": str(brain.project.root),
         "version": version,
@@ -47,7 +50,7 @@ def spawn_refinement(brain: ProjectBrain, version: int, facts: ContextFacts, tok
         "settings": settings_payload(brain.settings),
         "facts": facts.model_dump(mode="json"),
     }
-    with open(folder / "refine.log", "ab") as log_file:
+    with os.fdopen(open_private(folder / "refine.log", os.O_WRONLY | os.O_APPEND), "ab") as log_file:
         proc = subprocess.Popen(
             [sys.executable, "-m", "infinite_context.core.refine"],
             stdin=subprocess.PIPE,

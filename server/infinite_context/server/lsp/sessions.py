@@ -117,8 +117,15 @@ class Sessions:
             brain = ProjectBrain.open(settings=settings_from_options(self.options, path))
             session = FolderSession(uri=uri, root=path, brain=brain)
             # Writes from other processes (Claude Code's MCP server, the CLI, a notebook) arrive here.
+            # A folder whose brain has no id yet (nothing written) listens to every change and
+            # keeps those of the id it learns once some process writes first.
             session.subscription = brain.store.subscribe(
-                lambda _change: self._on_change(session), brain.session_id
+                lambda change: (
+                    self._on_change(session)
+                    if not change.session_id or change.session_id == brain.session_id
+                    else None
+                ),
+                brain.session_id or None,
             )
             self._by_uri[uri] = session
             self._open = tuple(self._by_uri.values())

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import InvalidInput
+from ..files import open_private, private_dir
 from .digest import digest, session_root
 from .reader import AssistantEntry, TranscriptReader
 
@@ -63,8 +64,8 @@ def checkpoint_from_transcript(
     if not path.is_file():
         raise InvalidInput("transcript_path", f"{path} is not a file", fix="check the Claude Code session")
     cursor = cursor_path(brain.settings.resolved_data_dir(), path)
-    cursor.parent.mkdir(parents=True, exist_ok=True)
-    with open(cursor.with_suffix(".lock"), "a") as lock:
+    private_dir(cursor.parent)
+    with os.fdopen(open_private(cursor.with_suffix(".lock"), os.O_WRONLY | os.O_APPEND), "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # a concurrent PreCompact / SessionEnd waits, then sees no news
         start = _read_cursor(cursor, path)
         reader = TranscriptReader(path, start=start, complete_lines_only=True)
@@ -83,6 +84,7 @@ def checkpoint_from_transcript(
             )
             result = brain.checkpoint(facts=facts, token_count=tokens, wait=False)
         tmp = cursor.with_name(f".{cursor.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps({"transcript": str(path), "offset": reader.end, "reason": reason}))
+        with os.fdopen(open_private(tmp, os.O_WRONLY | os.O_TRUNC), "w", encoding="utf-8") as out:
+            out.write(json.dumps({"transcript": str(path), "offset": reader.end, "reason": reason}))
         tmp.replace(cursor)
     return HandoffResult(str(path), start, reader.end, result, reason)
