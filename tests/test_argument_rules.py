@@ -147,7 +147,7 @@ RULES = [
         "empty",
         core=(lambda b: b.memory().store_item(content="   "), "content"),
         mcp=("store", {"content": "   "}, "content"),
-        cli=(["memory", "store", "-m", "   "], "content"),
+        cli=(["memory", "store", "-m", "   "], "-m"),
     ),
     Rule(
         "search limit",

@@ -55,7 +55,7 @@ def test_errors_have_a_message_a_fix_and_an_exit_status(
     project_dir: Path, store_url: str, tmp_path: Path
 ) -> None:
     empty = run(project_dir, store_url, "checkpoint", "-m", "")
-    assert empty.returncode == 2 and "context: is empty" in empty.stderr and "fix:" in empty.stderr
+    assert empty.returncode == 2 and "argument -m: is empty" in empty.stderr and "fix:" in empty.stderr
     missing = run(project_dir, store_url, "checkpoint", "--file", str(tmp_path / "nope.txt"))
     assert missing.returncode == 2 and "--file" in missing.stderr
     unknown = run(project_dir, store_url, "--json", "rollback", "--version", "7")

@@ -57,7 +57,14 @@ def _read_context(args: argparse.Namespace) -> str:
             ) from None
         except UnicodeDecodeError:
             raise InvalidInput("--file", f"{args.file} is not UTF-8 text", fix="pass a text file") from None
+    if sys.stdin.isatty():  # never wait silently on a terminal
+        sys.stderr.write("Reading the context from the terminal: type it, then Ctrl-D.\n")
     return sys.stdin.read()
+
+
+def _markdown(args: argparse.Namespace) -> bool:
+    """Plain Markdown out (``--format md``, or stdout is a pipe / file) instead of rich text."""
+    return bool(args.format == "md")
 
 
 def _emit(args: argparse.Namespace, data: Any, human: Callable[[], None]) -> None:
@@ -78,7 +85,8 @@ def _emit(args: argparse.Namespace, data: Any, human: Callable[[], None]) -> Non
 def _console() -> Console:
     from rich.console import Console
 
-    return Console(highlight=False)
+    # Piped or --format md: no padding, no wrapping, no cropping (each line as long as it is).
+    return Console(highlight=False, soft_wrap=not sys.stdout.isatty())
 
 
 def cmd_mcp(args: argparse.Namespace) -> int:
@@ -123,12 +131,17 @@ def cmd_resume(args: argparse.Namespace) -> int:
         result = brain.resume(args.max_tokens)
 
     def human() -> None:
+        if _markdown(args):
+            sys.stdout.write(result.markdown.rstrip("\n") + "\n")
+            for warning in result.warnings:
+                sys.stderr.write(f"Warning: {warning}\n")
+            return
         from rich.markdown import Markdown
 
         console = _console()
         console.print(Markdown(result.markdown))
         for warning in result.warnings:
-            console.print(f"[yellow]Warning:[/] {warning}")
+            console.print(f"[yellow]Warning:[/] {warning}", markup=True)
 
     _emit(args, result, human)
     return 0
@@ -139,7 +152,15 @@ def cmd_status(args: argparse.Namespace) -> int:
         result = brain.status()
     from .text import status_text
 
-    _emit(args, result, lambda: _console().print(status_text(result)))
+    def human() -> None:
+        if _markdown(args):
+            from .cli_output import status_md
+
+            sys.stdout.write(status_md(result))
+        else:
+            _console().print(status_text(result), markup=False)
+
+    _emit(args, result, human)
     return 0
 
 
@@ -157,6 +178,11 @@ def cmd_history(args: argparse.Namespace) -> int:
         items = brain.history(args.limit)
 
     def human() -> None:
+        if _markdown(args):
+            from .cli_output import history_md
+
+            sys.stdout.write(history_md(items))
+            return
         from rich.table import Table
 
         table = Table("version", "time (UTC)", "merged by", "merge ms", "current task / change")
@@ -179,12 +205,22 @@ def cmd_diff(args: argparse.Namespace) -> int:
         result = brain.diff(args.from_version, args.to_version)
 
     def human() -> None:
+        if _markdown(args):
+            from .cli_output import diff_md
+
+            sys.stdout.write(diff_md(result))
+            return
         from rich.syntax import Syntax
 
         from .text import diff_text
 
         body = diff_text(result)
-        _console().print(Syntax(body, "diff") if result.changes else body)
+        # word_wrap (and a wrapping console): long lines wrap at the terminal's width, never cropped.
+        from rich.console import Console
+
+        Console(highlight=False).print(
+            Syntax(body, "diff", word_wrap=True) if result.changes else body, markup=False
+        )
 
     _emit(args, result, human)
     return 0
@@ -362,7 +398,15 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from .cli_output import flag_message, output_format
+
+    argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
+    if getattr(args, str(args.help_dest), None) is None:  # `infinite-context`, `... memory`: help
+        args.help_parser.print_help()
+        return 0
+    args.format = output_format(args)
+    args.json = args.format == "json"
     from infinite_context.core.logs import level_from_env, setup_logging
 
     # Settings load inside each command (once); hooks and the language server read theirs from
@@ -376,7 +420,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             sys.stdout.write(orjson.dumps(exc.to_dict(), option=orjson.OPT_INDENT_2).decode() + "\n")
         else:
-            sys.stderr.write(f"error: {exc.message}\n" + (f"fix: {exc.fix}\n" if exc.fix else ""))
+            message = flag_message(exc, argv)
+            sys.stderr.write(f"error: {message}\n" + (f"fix: {exc.fix}\n" if exc.fix else ""))
         return exc.exit_code
     except KeyboardInterrupt:
         return 130

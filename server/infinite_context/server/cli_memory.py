@@ -33,7 +33,12 @@ def run_memory(
     with ProjectBrain.open(settings=settings) as brain:
         memory = brain.memory()
         if action == "store":
-            text = args.message if args.message is not None else sys.stdin.read()
+            if args.message is not None:
+                text = args.message
+            elif args.stdin is None and sys.stdin.isatty():  # never wait silently on a terminal
+                raise InvalidInput("-m", "no text to store", fix="pass -m TEXT, or pipe the text in with -")
+            else:
+                text = sys.stdin.read()
             item, report = memory.store_item(
                 content=text,
                 summary=args.summary,
@@ -67,7 +72,7 @@ def run_memory(
                 raise InvalidInput(
                     args.file, f"is not JSON ({exc.msg})", fix="pass the output of `memory export`"
                 ) from None
-            count = memory.import_items(parsed)
+            count = memory.import_items(parsed, replace=args.replace)
             result = {"imported": count}
             human = f"Imported {count} items."
     emit(args, result, lambda: console().print(human, markup=False))

@@ -18,6 +18,11 @@ if TYPE_CHECKING:
     from infinite_context.core.transcript.service import CompressReport, TranscriptStats
 
 
+def _count(n: int, noun: str) -> str:
+    """``1 active file``, ``2 active files``."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
 def checkpoint_text(r: CheckpointResult) -> str:
     text = (
         f"Checkpoint saved as version {r.version} (merged by {r.merged_by}, {r.duration_ms:.1f} ms, "
@@ -35,8 +40,8 @@ def status_text(r: StatusReport) -> str:
         when = r.last_checkpoint.strftime("%Y-%m-%d %H:%M UTC") if r.last_checkpoint else "never"
         head = (
             f"Version {r.version}, last checkpoint {when}, merged by {r.merged_by}; "
-            f"state {r.state_tokens}/{r.token_cap} tokens; {r.active_files} active files, "
-            f"{r.pending_decisions} pending decisions, {r.recent_changes} recent changes."
+            f"state {r.state_tokens}/{r.token_cap} tokens; {_count(r.active_files, 'active file')}, "
+            f"{_count(r.pending_decisions, 'pending decision')}, {_count(r.recent_changes, 'recent change')}."
         )
     lines = [head, f"Project: {r.project_root} (session {r.session_id})", f"Store: {r.store}"]
     if r.merge_plan is not None:

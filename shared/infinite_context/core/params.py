@@ -55,6 +55,9 @@ MaxTokens = Annotated[
 HistoryLimit = Annotated[
     int, Field(ge=1, le=1000, description="How many versions to list, newest first.", examples=[10])
 ]
+#: How many versions every surface lists when not told (MCP, language server, CLI, notebook, core):
+#: twice the default kept history (``history_size`` 5), so a default listing shows all of it.
+HISTORY_LIMIT_DEFAULT = 10
 Steps = Annotated[int, Field(ge=1, description="Go back this many versions.", examples=[1])]
 Version = Annotated[int, Field(ge=1, description="A version kept in history (see `history`).", examples=[3])]
 FromVersion = Annotated[Version, Field(description="The older version.")]
@@ -298,6 +301,7 @@ def flag_type(rule: Any) -> Callable[[str], Any]:
 
 
 __all__ = [
+    "HISTORY_LIMIT_DEFAULT",
     "AutoEvery",
     "CharOffset",
     "CompactTarget",

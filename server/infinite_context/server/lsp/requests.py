@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
 from infinite_context.core.params import (
+    HISTORY_LIMIT_DEFAULT,
     ContextText,
     FromVersion,
     HistoryLimit,
@@ -55,7 +56,7 @@ class RollbackParams(Request):
 
 
 class HistoryParams(Request):
-    limit: HistoryLimit = 10
+    limit: HistoryLimit = HISTORY_LIMIT_DEFAULT
 
 
 class DiffParams(Request):

@@ -23,6 +23,7 @@ from pydantic import BaseModel, ValidationError
 
 from infinite_context.core.errors import InfiniteContextError
 from infinite_context.core.params import (
+    HISTORY_LIMIT_DEFAULT,
     CharOffset,
     ContextText,
     FromVersion,
@@ -160,7 +161,7 @@ def build_server(factory: Callable[[], ProjectBrain]) -> tuple[MCPServer, BrainH
 
     @app.tool(description="List the versions kept in history, newest first.")
     def history(
-        limit: HistoryLimit = 5,
+        limit: HistoryLimit = HISTORY_LIMIT_DEFAULT,
     ) -> CallToolResult:
         result = _call(lambda b: b.history(limit))
         return _reply(text.history_text(result), result)  # type: ignore[arg-type]

@@ -1,0 +1,144 @@
+"""The command as a new user meets it (issue 18): global options before or after the
+sub-command, ``--version``, help for a bare command and on every option, Markdown when piped
+(or ``--format md``), ``diff`` never cropped, errors naming the flag as typed, no silent wait on a
+terminal."""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from infinite_context.server.cli_parser import build_parser
+
+from ..conftest import run_cli, run_cli_process
+
+
+def cli(store_url: str, project: Path, *args: str, stdin: str = "") -> tuple[int, str, str]:
+    done = run_cli(store_url, *args, stdin=stdin.encode(), cwd=project)
+    return done.returncode, done.stdout.decode(), done.stderr.decode()
+
+
+def _parsers(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
+    found = [parser]
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for child in dict.fromkeys(action.choices.values()):
+                found += _parsers(child)
+    return found
+
+
+def test_every_option_and_argument_has_help_and_no_hidden_name_leaks() -> None:
+    parser = build_parser()
+    for p in _parsers(parser):
+        for action in p._actions:
+            if isinstance(action, argparse._SubParsersAction) or action.help == argparse.SUPPRESS:
+                continue
+            assert action.help, f"{p.prog}: {action.option_strings or action.dest} has no help"
+        assert "==SUPPRESS==" not in p.format_help(), p.prog
+
+
+def test_bare_command_and_bare_group_print_help(store_url: str, project_dir: Path) -> None:
+    code, out, _ = cli(store_url, project_dir)
+    assert code == 0 and "usage: infinite-context" in out and "checkpoint" in out
+    code, out, _ = cli(store_url, project_dir, "memory")
+    assert code == 0 and "usage: infinite-context memory" in out and "ACTION" in out
+
+
+def test_version(store_url: str, project_dir: Path) -> None:
+    done = run_cli_process(store_url, "--version", cwd=project_dir)
+    assert done.returncode == 0
+    assert done.stdout.decode().startswith("infinite-context ") and done.stdout.decode().strip()[-1].isdigit()
+
+
+def test_global_options_before_or_after_the_subcommand(
+    store_url: str, project_dir: Path, tmp_path: Path
+) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    assert (
+        cli(store_url, elsewhere, "checkpoint", "-m", "Current task: A", "--project", str(project_dir))[0]
+        == 0
+    )
+    for argv in (
+        ("--json", "--project", str(project_dir), "status"),
+        ("status", "--json", "--project", str(project_dir)),
+        ("--project", str(project_dir), "status", "--format", "json"),
+        ("--json", "status", "--project", str(project_dir)),
+    ):
+        code, out, err = cli(store_url, elsewhere, *argv)
+        assert code == 0, err
+        report = json.loads(out)
+        assert report["version"] == 1 and report["project_root"] == str(project_dir), argv
+    code, out, _ = cli(store_url, elsewhere, "memory", "list", "--json", "--project", str(project_dir))
+    assert code == 0 and "items" in json.loads(out)
+
+
+def test_piped_output_is_markdown_and_diff_is_never_cropped(store_url: str, project_dir: Path) -> None:
+    long_task = "Current task: fix List<T> " + " ".join(f"word{i}" for i in range(60)) + " end"
+    assert cli(store_url, project_dir, "checkpoint", "-m", long_task)[0] == 0
+    assert cli(store_url, project_dir, "checkpoint", "-m", "Current task: B in src/app.py")[0] == 0
+
+    code, out, _ = cli(store_url, project_dir, "resume")  # stdout is not a terminal here
+    assert code == 0 and out.startswith("# Project context") and "B in src/app.py" in out
+    assert not any(line.endswith(" ") for line in out.splitlines()), "padded rich text, not Markdown"
+    assert cli(store_url, project_dir, "resume", "--format", "md")[1] == out
+
+    code, out, _ = cli(store_url, project_dir, "history")
+    assert code == 0 and out.startswith("| version |") and "fix List\\<T\\> word0" in out
+
+    code, out, _ = cli(store_url, project_dir, "status")
+    assert "1 recent change" in out or "recent changes" in out
+    assert "1 active files" not in out
+
+    unified = json.loads(cli(store_url, project_dir, "diff", "1", "2", "--json")[1])["unified"]
+    longest = max(unified.splitlines(), key=len)
+    assert len(longest) > 200 and "word30" in longest
+    code, out, _ = cli(store_url, project_dir, "diff", "1", "2", "--format", "md")
+    assert longest in out.splitlines()  # COLUMNS is 80 here: the long line still comes out whole
+    code, out, _ = cli(store_url, project_dir, "diff", "1", "2", "--format", "text")
+    assert "".join(longest.split()) in "".join(out.split())  # wrapped, not cropped
+    code, out, _ = cli(store_url, project_dir, "diff", "1", "2")
+    assert out.startswith("```diff") and "word0 word1" in out
+
+
+@pytest.mark.parametrize(
+    ("argv", "flag"),
+    [
+        (("checkpoint", "-m", ""), "argument -m:"),
+        (("checkpoint", "--message", "  "), "argument --message:"),
+        (("rollback", "--steps", "9"), "argument --steps:"),
+        (("checkpoint", "-m", "x", "--tokens", "-1"), "argument --tokens:"),
+    ],
+)
+def test_errors_name_the_flag_as_typed(
+    store_url: str, project_dir: Path, argv: tuple[str, ...], flag: str
+) -> None:
+    cli(store_url, project_dir, "checkpoint", "-m", "Current task: A")
+    code, _, err = cli(store_url, project_dir, *argv)
+    assert code == 2 and flag in err, err
+    assert "token_count" not in err and "context:" not in err
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_no_silent_wait_on_a_terminal(
+    store_url: str, project_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from infinite_context.server.cli import main
+
+    monkeypatch.setenv("INFINITE_CONTEXT_STORE_URL", store_url)
+    monkeypatch.chdir(project_dir)
+    monkeypatch.setattr(sys, "stdin", _Terminal(""))
+    assert main(["memory", "store"]) == 2  # would have waited for Ctrl-D
+    assert "pass -m TEXT" in capsys.readouterr().err
+    monkeypatch.setattr(sys, "stdin", _Terminal(""))
+    assert main(["checkpoint", "-"]) == 2  # reads, but says so first
+    assert "Reading the context from the terminal" in capsys.readouterr().err
