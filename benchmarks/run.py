@@ -50,6 +50,7 @@ def main() -> None:
 
         fresh = f"sqlite:///{Path(tempfile.mkdtemp(prefix='ic-bench-store-')) / 'brain.db'}"
         hooks_bench.run(10 if args.quick else 30, fresh)
+        hooks_bench.in_claude_code(3 if args.quick else 7)
 
     if args.only in (None, "memory"):
         import memory_bench

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -56,7 +57,16 @@ async def test_full_workflow_over_stdio(project_dir: Path, store_url: str) -> No
         md = text_of(resumed)
         for fact in ("README.md install section", "src/auth.py", "server sessions", "logout button"):
             assert fact in md, fact
-        assert resumed.structured_content["state"]["meta"]["version"] == 3
+        # what Claude Code shows the model: the same compact answer as the text, not the state
+        assert resumed.structured_content["version"] == 3 and "state" not in resumed.structured_content
+        assert md.startswith(resumed.structured_content["markdown"])
+        short = await s.call_tool("resume", {"max_tokens": 50})
+        assert len(json.dumps(short.structured_content)) < len(text_of(short)) + 300
+        hints = {t.name: t.annotations for t in (await s.list_tools()).tools}
+        for name in ("resume", "status", "history", "diff", "query", "recall", "list", "export", "expand"):
+            assert hints[name] is not None and hints[name].read_only_hint is True, name
+        for name in ("forget", "rollback"):
+            assert hints[name] is not None and hints[name].destructive_hint is True, name
 
         rb = await s.call_tool("rollback", {"steps": 2})
         assert rb.structured_content == {"version": 4, "restored_from": 1, "merged_by": "rollback:v1"}

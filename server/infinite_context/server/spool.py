@@ -144,6 +144,8 @@ def _try_lock(path: str) -> int | None:
 
 
 def worker_alive(folder: str) -> bool:
+    if not os.path.isdir(folder):
+        return False
     fd = _try_lock(os.path.join(folder, "alive.lock"))
     if fd is None:
         return True
