@@ -90,7 +90,8 @@ def _console() -> Console:
 
 
 def cmd_mcp(args: argparse.Namespace) -> int:
-    from .mcp.app import serve
+    from .mcp.app import build_server
+    from .stopping import stop_on_signals
 
     def open_brain() -> ProjectBrain:
         # On the first tool call, not at start: `initialize` answers without loading settings,
@@ -99,14 +100,23 @@ def cmd_mcp(args: argparse.Namespace) -> int:
 
         return ProjectBrain.open(settings=_settings(args, budget=args.budget))
 
-    serve(open_brain)
+    app, holder = build_server(open_brain)
+    # SIGINT / SIGTERM (Claude Code's way to stop it): release the session lock and leave.
+    with stop_on_signals(holder.close, "mcp server"):
+        try:
+            app.run("stdio")
+        finally:
+            holder.close()
     return 0
 
 
 def cmd_lsp(args: argparse.Namespace) -> int:
-    from .lsp.app import serve
+    from .lsp.app import build_server
+    from .stopping import stop_on_signals
 
-    serve()
+    server = build_server()
+    with stop_on_signals(server.sessions.close_all, "language server"):
+        server.start_io()
     return 0
 
 
