@@ -1,0 +1,338 @@
+"""One proxy per user: run it, start it detached, find it, stop it.
+
+Files in ``<data dir>/proxy/``: ``proxy.lock`` (an exclusive ``flock`` held by the running
+proxy, so a second one refuses to start), ``proxy.json`` (pid, port, url, upstream, written once
+the port is bound), ``proxy.log`` (a detached proxy's log lines) and ``config.json`` (port and
+upstream, written by ``install claude-code --endless``: its presence tells the SessionStart hook
+to keep a proxy running).
+
+The upstream is, in order: ``--upstream``, ``INFINITE_CONTEXT_PROXY_UPSTREAM``, ``config.json``,
+``https://api.anthropic.com``. The proxy's own environment is never read for
+``ANTHROPIC_BASE_URL``: under Claude Code that is the proxy itself.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+from urllib.parse import urlsplit
+
+from infinite_context.core.errors import ConfigError, InvalidInput
+
+DEFAULT_PORT = 8419
+DEFAULT_UPSTREAM = "https://api.anthropic.com"
+HOST = "127.0.0.1"
+LOCAL_HOSTS = frozenset({"127.0.0.1", "localhost", "::1", "0.0.0.0"})
+
+
+def proxy_dir(data_dir: Path) -> Path:
+    return data_dir / "proxy"
+
+
+@dataclass(frozen=True)
+class ProxyConfig:
+    port: int = DEFAULT_PORT
+    upstream: str = DEFAULT_UPSTREAM
+
+    @property
+    def url(self) -> str:
+        return f"http://{HOST}:{self.port}"
+
+
+def read_config(data_dir: Path) -> ProxyConfig | None:
+    """The installed configuration (None: endless mode not installed)."""
+    try:
+        raw = json.loads((proxy_dir(data_dir) / "config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(raw, dict):
+        return None
+    port = raw.get("port")
+    upstream = raw.get("upstream")
+    return ProxyConfig(
+        port=port if isinstance(port, int) and 0 < port < 65536 else DEFAULT_PORT,
+        upstream=upstream if isinstance(upstream, str) and upstream else DEFAULT_UPSTREAM,
+    )
+
+
+def write_config(data_dir: Path, config: ProxyConfig) -> Path:
+    folder = proxy_dir(data_dir)
+    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    path = folder / "config.json"
+    tmp = folder / f".config.{os.getpid()}.tmp"
+    tmp.write_text(json.dumps({"port": config.port, "upstream": config.upstream}, indent=2) + "\n")
+    tmp.replace(path)
+    return path
+
+
+def remove_config(data_dir: Path) -> bool:
+    path = proxy_dir(data_dir) / "config.json"
+    existed = path.exists()
+    path.unlink(missing_ok=True)
+    return existed
+
+
+def check_upstream(upstream: str, port: int) -> str:
+    """A usable upstream URL, never the proxy itself (a loop)."""
+    parts = urlsplit(upstream)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise InvalidInput(
+            "upstream", f"{upstream!r} is not an http(s) URL", fix="pass e.g. https://api.anthropic.com"
+        )
+    default_port = 443 if parts.scheme == "https" else 80
+    if parts.hostname in LOCAL_HOSTS and (parts.port or default_port) == port:
+        raise InvalidInput(
+            "upstream",
+            f"{upstream} is this proxy itself",
+            fix=f"pass the real API (e.g. {DEFAULT_UPSTREAM}) with --upstream",
+        )
+    return upstream.rstrip("/")
+
+
+def resolve(data_dir: Path, port: int | None = None, upstream: str | None = None) -> ProxyConfig:
+    installed = read_config(data_dir) or ProxyConfig()
+    chosen_port = port or _env_int("INFINITE_CONTEXT_PROXY_PORT") or installed.port
+    chosen = upstream or os.environ.get("INFINITE_CONTEXT_PROXY_UPSTREAM") or installed.upstream
+    return ProxyConfig(port=chosen_port, upstream=check_upstream(chosen, chosen_port))
+
+
+def _env_int(name: str) -> int | None:
+    value = os.environ.get(name, "").strip()
+    return int(value) if value.isdigit() else None
+
+
+# ---- the running proxy ---------------------------------------------------------------------------
+@dataclass
+class ProxyStatus:
+    running: bool
+    pid: int | None = None
+    url: str | None = None
+    upstream: str | None = None
+    installed: bool = False
+    figures: dict[str, Any] | None = None
+    problem: str | None = None
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _held(lock_path: Path) -> bool:
+    """True when some process holds the proxy lock."""
+    try:
+        handle = open(lock_path, "a+b")  # noqa: SIM115 - released below
+    except OSError:
+        return False
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return True
+    finally:
+        handle.close()
+    return False
+
+
+def fetch_status(url: str, timeout: float = 1.0) -> dict[str, Any] | None:
+    from .app import STATUS_PATH
+
+    try:
+        with urllib.request.urlopen(url + STATUS_PATH, timeout=timeout) as reply:
+            data = json.loads(reply.read())
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def status(data_dir: Path, ask: bool = True) -> ProxyStatus:
+    folder = proxy_dir(data_dir)
+    installed = (folder / "config.json").exists()
+    try:
+        info = json.loads((folder / "proxy.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        info = None
+    if not isinstance(info, dict) or not isinstance(info.get("pid"), int):
+        return ProxyStatus(running=False, installed=installed)
+    pid, url = info["pid"], str(info.get("url") or "")
+    if not _alive(pid) or not _held(folder / "proxy.lock"):
+        return ProxyStatus(running=False, pid=pid, installed=installed, problem="stale pid file")
+    figures = fetch_status(url) if ask else None
+    return ProxyStatus(
+        running=True,
+        pid=pid,
+        url=url,
+        upstream=info.get("upstream"),
+        installed=installed,
+        figures=figures,
+        problem=None
+        if figures is not None or not ask
+        else f"pid {pid} holds the lock but {url} does not answer",
+    )
+
+
+def _port_open(port: int, timeout: float = 0.2) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.settimeout(timeout)
+        return probe.connect_ex((HOST, port)) == 0
+
+
+def serve(data_dir: Path, config: ProxyConfig, settings: Any = None) -> int:
+    """Run the proxy in this process until SIGINT/SIGTERM; 1 when one already runs."""
+    import logging
+
+    import uvicorn
+
+    from infinite_context.core.transcript.live import LiveTransformer
+
+    from .app import ProxyApp
+    from .store import live_options, store_bridge
+
+    folder = proxy_dir(data_dir)
+    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    lock = open(folder / "proxy.lock", "a+b")  # noqa: SIM115 - held for the process's life
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        sys.stderr.write(f"error: a proxy already runs for this user (see {folder / 'proxy.json'})\n")
+        return 1
+    bridge = store_bridge(settings)
+    transformer = LiveTransformer(
+        options=live_options(settings), lookup=bridge.lookup, persist=bridge.persist
+    )
+    app = ProxyApp(config.upstream, transformer, timeout=_env_float("INFINITE_CONTEXT_PROXY_TIMEOUT", 600.0))
+    server = uvicorn.Server(
+        uvicorn.Config(
+            app, host=HOST, port=config.port, log_level="warning", access_log=False, lifespan="on", http="h11"
+        )
+    )
+    info = folder / "proxy.json"
+
+    async def run() -> None:
+        await server.serve()
+
+    import asyncio
+
+    original_startup = server.startup
+
+    async def startup(sockets: Any = None) -> None:
+        await original_startup(sockets=sockets)
+        if server.started:
+            data = {"pid": os.getpid(), "port": config.port, "url": config.url, "upstream": config.upstream}
+            data["started_at"] = time.time()
+            tmp = folder / f".proxy.{os.getpid()}.tmp"
+            tmp.write_text(json.dumps(data) + "\n")
+            tmp.replace(info)
+            logging.getLogger("infinite_context.proxy").info(
+                "proxy listening on %s, upstream %s", config.url, config.upstream
+            )
+
+    server.startup = startup  # type: ignore[method-assign]
+    # uvicorn shuts down gracefully on SIGTERM/SIGINT, then raises the signal again for the
+    # handler that was there before: make that one a clean exit, so the files below are cleaned.
+    previous = signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    try:
+        asyncio.run(run())
+    finally:
+        with contextlib.suppress(OSError, ValueError):
+            if json.loads(info.read_text()).get("pid") == os.getpid():
+                info.unlink()
+        bridge.close()
+        lock.close()
+        signal.signal(signal.SIGTERM, previous)
+    return 0 if server.started else 1
+
+
+def _env_float(name: str, default: float) -> float:
+    try:
+        return float(os.environ.get(name, default))
+    except ValueError:
+        return default
+
+
+def start_detached(data_dir: Path, config: ProxyConfig, wait: float = 5.0) -> ProxyStatus:
+    """Start a proxy in its own session (it outlives the caller) unless one runs; wait until it
+    answers."""
+    now = status(data_dir, ask=False)
+    if now.running:
+        return now
+    folder = proxy_dir(data_dir)
+    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    command = [sys.executable, "-m", "infinite_context.server", "proxy", "run"]
+    command += ["--port", str(config.port), "--upstream", config.upstream]
+    env = {**os.environ, "INFINITE_CONTEXT_DATA_DIR": str(data_dir)}
+    log_file: IO[bytes] = open(folder / "proxy.log", "ab")  # noqa: SIM115 - handed to the child
+    with log_file:
+        child = subprocess.Popen(
+            command,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=log_file,
+            start_new_session=True,
+            env=env,
+            close_fds=True,
+        )
+    deadline = time.monotonic() + wait
+    while time.monotonic() < deadline:
+        if child.poll() is not None:  # it exited: another one won the lock, or the port is taken
+            found = status(data_dir, ask=False)
+            if found.running:
+                return found
+            raise ConfigError(
+                f"the proxy exited at start (code {child.returncode})",
+                fix=f"see {folder / 'proxy.log'}; is port {config.port} taken? set another with --port",
+            )
+        if _port_open(config.port) and (found := status(data_dir, ask=False)).running:
+            return found
+        time.sleep(0.05)
+    raise ConfigError(f"the proxy did not answer within {wait:.0f} s", fix=f"see {folder / 'proxy.log'}")
+
+
+def stop(data_dir: Path, wait: float = 5.0) -> ProxyStatus:
+    now = status(data_dir, ask=False)
+    if not now.running or now.pid is None:
+        return now
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(now.pid, signal.SIGTERM)
+    deadline = time.monotonic() + wait
+    while time.monotonic() < deadline and _alive(now.pid) and status(data_dir, ask=False).running:
+        time.sleep(0.05)
+    return status(data_dir, ask=False)
+
+
+def ensure_running(data_dir: Path) -> ProxyStatus | None:
+    """For the SessionStart hook: when endless mode is installed and no proxy runs, start one.
+    None when endless mode is not installed (one file check: costs nothing otherwise)."""
+    config = read_config(data_dir)
+    if config is None:
+        return None
+    return start_detached(data_dir, resolve(data_dir, config.port, config.upstream))
+
+
+def ensure_for_hook() -> None:
+    """The SessionStart hook's one call: keep the proxy up when endless mode is installed; a
+    failure is logged, never raised (the session goes on; Claude Code then reports the API
+    unreachable, and ``doctor`` says why)."""
+    import logging
+
+    from infinite_context.core.config import load_settings
+
+    try:
+        ensure_running(load_settings().resolved_data_dir())
+    except Exception as exc:
+        logging.getLogger("infinite_context.hooks").warning("endless proxy not started: %s", exc)

@@ -1,0 +1,97 @@
+"""The proxy's link to the store: decisions read once per new tool_use_id, written off the
+request path (one worker thread owns the store), originals redacted before they are kept."""
+
+from __future__ import annotations
+
+import logging
+import os
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from infinite_context.core.models import Observation
+from infinite_context.core.transcript.live import ORIGINALS_SESSION, PROXY_SESSION, LiveOptions
+
+if TYPE_CHECKING:
+    from infinite_context.core.config import Settings
+    from infinite_context.core.storage import Store
+
+log = logging.getLogger("infinite_context.proxy")
+LOOKUP_TIMEOUT = 0.5
+
+
+def _env_int(name: str, default: int) -> int:
+    value = os.environ.get(name, "").strip()
+    return int(value) if value.isdigit() else default
+
+
+def live_options(settings: Settings | None) -> LiveOptions:
+    """Options from Settings plus ``INFINITE_CONTEXT_PROXY_EPOCH_TOKENS`` / ``..._KEEP_RECENT`` /
+    ``..._WINDOW``."""
+    base = LiveOptions()
+    keep_tools: frozenset[str] = frozenset()
+    max_tokens = base.max_tokens
+    window = base.window
+    if settings is not None:
+        keep_tools = frozenset(t.strip() for t in settings.transform_keep_tools.split(",") if t.strip())
+        max_tokens = settings.observation_max_tokens
+        window = settings.context_window or window
+    return LiveOptions(
+        keep_recent=_env_int("INFINITE_CONTEXT_PROXY_KEEP_RECENT", base.keep_recent),
+        epoch_tokens=_env_int("INFINITE_CONTEXT_PROXY_EPOCH_TOKENS", base.epoch_tokens),
+        window=_env_int("INFINITE_CONTEXT_PROXY_WINDOW", window),
+        max_tokens=max_tokens,
+        keep_tools=keep_tools,
+    )
+
+
+@dataclass
+class StoreBridge:
+    settings: Any = None
+    _pool: ThreadPoolExecutor = field(default_factory=lambda: ThreadPoolExecutor(1, "ic-proxy-store"))
+    _store: Store | None = None
+    _broken: bool = False
+
+    def _open(self) -> Store | None:
+        if self._store is None and not self._broken and self.settings is not None:
+            from infinite_context.core.storage import open_store
+
+            try:
+                self._store = open_store(self.settings)
+            except Exception as exc:
+                self._broken = True
+                log.warning("store unavailable, decisions kept in memory only: %s", type(exc).__name__)
+        return self._store
+
+    def lookup(self, ids: list[str]) -> dict[str, Observation]:
+        def run() -> dict[str, Observation]:
+            store = self._open()
+            return {} if store is None else store.get_observations(PROXY_SESSION, ids)
+
+        return self._pool.submit(run).result(timeout=LOOKUP_TIMEOUT)
+
+    def persist(self, decisions: list[Observation], originals: list[Observation]) -> None:
+        def run() -> None:
+            from infinite_context.core.redact import redact
+
+            store = self._open()
+            if store is None:
+                return
+            try:
+                store.put_observations(PROXY_SESSION, decisions)
+                if originals:
+                    kept = [o.model_copy(update={"text": redact(o.text)}) for o in originals]
+                    store.put_observations(ORIGINALS_SESSION, kept)
+            except Exception as exc:
+                log.warning("decisions not stored: %s", type(exc).__name__)
+
+        self._pool.submit(run)
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=True)
+        if self._store is not None:
+            self._store.close()
+
+
+def store_bridge(settings: Settings | None) -> StoreBridge:
+    return StoreBridge(settings)
