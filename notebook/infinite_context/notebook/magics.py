@@ -1,13 +1,16 @@
 """The magics: each parses its arguments and makes one ProjectBrain call.
 
-Bad arguments raise IPython's ``UsageError`` naming the flag (``argument --max-tokens: must be
->= 50; pass ...``): every numeric flag follows the shared argument rules (``core.params``, through
-``core.flags.Flag``). Core errors (store down, version not in history...) are shown as a clear
-message in the cell output, once, in ``_call``, and the kernel keeps working.
+Arguments are split like a shell's (``-m "exploring data"`` stores ``exploring data``; an
+unclosed quote is a usage error). Bad arguments raise IPython's ``UsageError`` naming the flag
+(``argument --max-tokens: must be >= 50; pass ...``): every numeric flag follows the shared
+argument rules (``core.params``, through ``core.flags.Flag``). Core errors (store down, version
+not in history...) are shown as a clear message in the cell output, once, in ``_call``, and the
+kernel keeps working.
 """
 
 from __future__ import annotations
 
+import shlex
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -15,14 +18,25 @@ from typing import Any, TypeVar
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class
-from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
+from IPython.core.magic_arguments import argument, magic_arguments
 
 from infinite_context.core.errors import InfiniteContextError
 from infinite_context.core.flags import Flag
+from infinite_context.core.params import HISTORY_LIMIT_DEFAULT
 
 from .recorder import Recorder
 
 T = TypeVar("T")
+
+
+def parse_argstring(magic: Any, line: str) -> Any:
+    """``line`` split like a shell's, then parsed by the magic's argparse parser (IPython's own
+    ``parse_argstring`` keeps quotes: ``-m "a b"`` arrives as ``'"a'``, ``'b"'``)."""
+    try:
+        argv = shlex.split(line)
+    except ValueError as exc:  # No closing quotation
+        raise UsageError(f"{exc.args[0].lower()} in: {line}") from None
+    return magic.parser.parse_args(argv)
 
 
 class _Note:
@@ -46,6 +60,7 @@ class ContextMagics(Magics):
         self.auto_every: int | None = None
         self._since_auto = 0
         self._brains: dict[str, Any] = {}
+        self.panel: Any = None  # the last %ctx_status panel (its widgets hold the rollback flow)
 
     # ---- plumbing -------------------------------------------------------------------------
     def brain(self, project: str | None) -> Any:
@@ -94,7 +109,7 @@ class ContextMagics(Magics):
             self._set_auto(args.auto)
             if cell is None and not args.message:
                 return None
-        message = _unquote(" ".join(args.message)) if args.message else None
+        message = " ".join(args.message) if args.message else None
         context: str | None = message
         if cell is not None:
             context = "\n".join(p for p in (message, cell) if p)
@@ -153,40 +168,51 @@ class ContextMagics(Magics):
     # ---- resume / status / history / rollback ---------------------------------------------
     @magic_arguments()
     @argument("--max-tokens", type=Flag("MaxTokens"), help="cap the text at this many tokens")
-    @argument("--project", metavar="DIR")
+    @argument("--project", metavar="DIR", help="project folder (default: the notebook's)")
     @line_magic
     def resume(self, line: str) -> Any:
-        """Show the project brain as Markdown; returns the ProjectState (None before the first)."""
-        from IPython.display import Markdown, display
+        """Show the project brain as Markdown; returns the ProjectState (None before the first):
+        ``state = %resume``. The Markdown shows once, never followed by the object's repr."""
+        from .views import ResumedState, display_bundle, markdown_bundle
 
         args = parse_argstring(self.resume, line)
         result = self._call(lambda: self.brain(args.project).resume(args.max_tokens))
         if result is None:
             return None
-        display(Markdown(result.markdown))
         for warning in result.warnings:
             print(f"warning: {warning}", file=sys.stderr)
-        return result.state
+        if result.state is None:
+            display_bundle(markdown_bundle(result.markdown))
+            return None
+        resumed = ResumedState.of(result.state, result.markdown)
+        resumed.show()
+        return resumed
 
     @magic_arguments()
-    @argument("--project", metavar="DIR")
+    @argument("--project", metavar="DIR", help="project folder (default: the notebook's)")
     @line_magic
     def ctx_status(self, line: str) -> None:
-        """A panel: token budget, version, last checkpoint, merger, history with rollback."""
+        """A panel: state size, version, last checkpoint, merger, history with rollback (asks
+        first; refreshes after)."""
         from .panel import show_status
 
         args = parse_argstring(self.ctx_status, line)
         brain = self._call(lambda: self.brain(args.project))
         if brain is not None:
-            self._call(lambda: show_status(brain, self._call))
+            self.panel = self._call(lambda: show_status(brain))
 
     @magic_arguments()
-    @argument("--limit", type=Flag("HistoryLimit"), default=10)
-    @argument("--project", metavar="DIR")
+    @argument(
+        "--limit",
+        type=Flag("HistoryLimit"),
+        default=HISTORY_LIMIT_DEFAULT,
+        help=f"list at most N versions (default {HISTORY_LIMIT_DEFAULT})",
+    )
+    @argument("--project", metavar="DIR", help="project folder (default: the notebook's)")
     @line_magic
     def ctx_history(self, line: str) -> None:
         """The versions kept in history, newest first."""
-        from IPython.display import Markdown, display
+        from .views import display_bundle, history_bundle
 
         args = parse_argstring(self.ctx_history, line)
         items = self._call(lambda: self.brain(args.project).history(args.limit))
@@ -195,16 +221,12 @@ class ContextMagics(Magics):
         if not items:
             print("No history yet: run %checkpoint first.")
             return
-        rows = ["| version | time (UTC) | merged by | current task |", "|---|---|---|---|"]
-        for h in items:
-            task = h.first_line.replace("|", "/")
-            rows.append(f"| {h.version} | {h.timestamp:%Y-%m-%d %H:%M:%S} | {h.merged_by} | {task} |")
-        display(Markdown("\n".join(rows)))
+        display_bundle(history_bundle(items))
 
     @magic_arguments()
     @argument("--steps", type=Flag("Steps"), help="go back this many versions (default 1)")
     @argument("--version", type=Flag("Version"), help="restore exactly this version")
-    @argument("--project", metavar="DIR")
+    @argument("--project", metavar="DIR", help="project folder (default: the notebook's)")
     @line_magic
     def rollback(self, line: str) -> None:
         """Restore an earlier version (written as a new version)."""
@@ -214,11 +236,3 @@ class ContextMagics(Magics):
         result = self._call(lambda: self.brain(args.project).rollback(steps=args.steps, version=args.version))
         if result is not None:
             print(f"✔ restored v{result.restored_from} as v{result.version}")
-
-
-def _unquote(text: str) -> str:
-    """``-m "exploring data"`` arrives with its quotes (IPython splits on spaces only)."""
-    text = text.strip()
-    if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
-        return text[1:-1].strip()
-    return text
