@@ -490,6 +490,14 @@ class ProjectBrain:
         )
         return DiffResult(from_version=from_version, to_version=to_version, changes=changes, unified=unified)
 
+    @validated
+    def version_markdown(self, version: Version) -> ResumeResult:
+        """Version ``version`` from history rendered as the resume Markdown (whole, no budget),
+        so an editor can show it or diff two versions as a reader sees them, not as JSON."""
+        state = self._entry_or_error(version).state
+        markdown = render_within(state, None)
+        return ResumeResult(markdown=markdown, state=state, tokens=count_tokens(markdown))
+
     # ---- advisory lock ----------------------------------------------------------------------
     def claim(self, owner: str) -> LockInfo:
         if not self.session_id:  # nothing to hold yet: taken at the first write

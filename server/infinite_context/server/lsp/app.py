@@ -240,9 +240,13 @@ def build_server() -> InfiniteContextServer:
 
     @request("infiniteContext/status")
     def status(session: FolderSession, params: dict[str, Any]) -> Any:
-        report = session.brain.status().model_dump(mode="json")
+        status_report = session.brain.status()
+        report = status_report.model_dump(mode="json")
         report["contextTokens"] = session.meter.get("contextTokens")
         report["contextWindow"] = session.meter.get("contextWindow")
+        from ..cli_output import status_md
+
+        report["markdown"] = status_md(status_report)
         return report
 
     @request("infiniteContext/rollback")
@@ -267,6 +271,14 @@ def build_server() -> InfiniteContextServer:
 
         p = parse(DiffParams, params)
         return session.brain.diff(p.from_version, p.to_version).model_dump(mode="json")
+
+    @request("infiniteContext/show")
+    def show(session: FolderSession, params: dict[str, Any]) -> Any:
+        """One version rendered as Markdown (the editor's read-only view and diff of it)."""
+        from .requests import ShowParams, parse
+
+        version = parse(ShowParams, params).version
+        return {"version": version, "markdown": session.brain.version_markdown(version).markdown}
 
     @request("infiniteContext/installClaudeCode")
     def install_claude_code(session: FolderSession, params: dict[str, Any]) -> Any:

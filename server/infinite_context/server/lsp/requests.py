@@ -59,6 +59,10 @@ class HistoryParams(Request):
     limit: HistoryLimit = HISTORY_LIMIT_DEFAULT
 
 
+class ShowParams(Request):
+    version: Version
+
+
 class DiffParams(Request):
     from_version: FromVersion = Field(alias="from")
     to_version: ToVersion = Field(alias="to")
