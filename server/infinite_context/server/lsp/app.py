@@ -8,7 +8,10 @@ or a slow store never stalls other requests or notifications; a checkpoint repor
 when the client supports it. The budget notification reads ``ProjectBrain.budget()`` (no history,
 no file checks), one read per folder at a time, bursts of changes coalesced. Core errors become
 JSON-RPC errors in ``_mapped`` only: invalid params (-32602) or the server range (-32000..-32099)
-with the message and the fix.
+with the message and the fix; anything else is logged with its traceback and answered as an
+internal error naming the request, never with the traceback (``Protocol._send_response`` strips
+pygls's ``data.traceback`` from any error it builds itself). Frames are read by
+``framing.read_loop``, which answers what pygls would drop (see there).
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from typing import Any, TypeVar
 
 import attrs
 from lsprotocol import types
-from pygls.exceptions import JsonRpcInvalidParams, JsonRpcServerError
+from pygls.exceptions import JsonRpcException, JsonRpcInternalError, JsonRpcInvalidParams, JsonRpcServerError
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 from pygls.uris import to_fs_path
@@ -49,7 +52,7 @@ def _params(raw: Any) -> dict[str, Any]:
     return value
 
 
-def _mapped(fn: Callable[[], T]) -> T:
+def _mapped(fn: Callable[[], T], method: str = "request") -> T:
     try:
         return fn()
     except InfiniteContextError as exc:
@@ -58,6 +61,15 @@ def _mapped(fn: Callable[[], T]) -> T:
             raise JsonRpcInvalidParams(message=str(exc), data=data) from None
         code = exc.code if -32099 <= exc.code <= -32000 else -32000
         raise JsonRpcServerError(str(exc), code, data) from None  # type: ignore[no-untyped-call]
+    except JsonRpcException:
+        raise
+    except Exception as exc:  # a bug: the log has the traceback, the client a short message
+        log.exception("%s failed", method)
+        raise JsonRpcInternalError(
+            message=f"{method} failed: internal error ({type(exc).__name__}). Fix: see the "
+            "server log (stderr) and report it; other requests still work",
+            data={"error": type(exc).__name__},
+        ) from None
 
 
 @attrs.define
@@ -77,6 +89,23 @@ class Protocol(LanguageServerProtocol):
             return CustomRequest
         return super().get_message_type(method)
 
+    def _send_response(self, msg_id: Any, result: Any = None, error: Any = None) -> None:
+        """pygls puts a Python traceback in ``error.data`` of errors it builds (a handler that
+        raised something unexpected): the client gets the message, the log has the rest."""
+        if (
+            isinstance(error, types.ResponseError)
+            and isinstance(error.data, dict)
+            and "traceback" in error.data
+        ):
+            log.error(
+                "request %s failed: %s", msg_id, error.message, extra={"traceback": error.data["traceback"]}
+            )
+            error = types.ResponseError(
+                code=error.code,
+                message=f"internal error: {error.message[:300]}. Fix: see the server log (stderr)",
+            )
+        super()._send_response(msg_id, result, error)
+
 
 class InfiniteContextServer(LanguageServer):
     def __init__(self) -> None:
@@ -87,6 +116,26 @@ class InfiniteContextServer(LanguageServer):
         # Set once the initial folders are open: requests and folder changes wait for it.
         self.ready = threading.Event()
         self.watcher: asyncio.Task[None] | None = None
+
+    def start_io(self, stdin: Any = None, stdout: Any = None) -> None:
+        """pygls's ``start_io`` with ``framing.read_loop`` in place of its ``run_async``."""
+        import sys
+
+        from pygls.io_ import StdinAsyncReader, StdoutWriter
+
+        from .framing import read_loop
+
+        self._stop_event = threading.Event()
+        reader = StdinAsyncReader(stdin or sys.stdin.buffer, self.thread_pool)
+        self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+        try:
+            asyncio.run(read_loop(self._stop_event, reader, self.protocol))
+        except BrokenPipeError:
+            log.error("the client closed the connection; shutting down")
+        except (KeyboardInterrupt, SystemExit):
+            pass
+        finally:
+            self.shutdown()  # type: ignore[no-untyped-call]
 
     def push_budget(self, session: FolderSession) -> None:
         """Send the folder's budget notification soon; callable from any thread. The figures are
@@ -210,12 +259,12 @@ def build_server() -> InfiniteContextServer:
 
                 # Sessions.get may wait for a folder being opened (a store connecting): a thread too.
                 if progress is None:
-                    return await asyncio.to_thread(_mapped, lambda: handler(*resolve()))
-                session, params = await asyncio.to_thread(_mapped, resolve)
+                    return await asyncio.to_thread(_mapped, lambda: handler(*resolve()), method)
+                session, params = await asyncio.to_thread(_mapped, resolve, method)
                 title, message = progress
                 token = await _begin_progress(ls, title, message.format(folder=session.root.name))
                 try:
-                    return await asyncio.to_thread(_mapped, lambda: handler(session, params))
+                    return await asyncio.to_thread(_mapped, lambda: handler(session, params), method)
                 finally:
                     _end_progress(ls, token)
 

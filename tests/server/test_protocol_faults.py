@@ -1,0 +1,127 @@
+"""Requests no client library would send, over real stdio to the real servers: each gets a
+JSON-RPC error naming the field and the fix within a second, never silence, a traceback or a
+desynchronised stream; the server answers the next request normally (issue 17)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from ..conftest import cli_env
+from ..raw_stdio import RawServer, has_traceback, lsp_request, start_lsp, start_mcp, tool_call
+
+DEEP = "[" * 100_000 + "]" * 100_000
+
+
+@pytest.fixture(scope="module")
+def mcp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RawServer]:
+    root = tmp_path_factory.mktemp("mcp-faults")
+    server = start_mcp(
+        root, cli_env(f"sqlite:///{root / 'brain.db'}", INFINITE_CONTEXT_DATA_DIR=str(root / "data"))
+    )
+    yield server
+    server.close()
+
+
+@pytest.fixture(scope="module")
+def lsp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RawServer]:
+    root = tmp_path_factory.mktemp("lsp-faults")
+    server = start_lsp(
+        root, cli_env(f"sqlite:///{root / 'brain.db'}", INFINITE_CONTEXT_DATA_DIR=str(root / "data"))
+    )
+    yield server
+    server.close()
+
+
+MCP_CASES = [
+    (
+        "surrogate",
+        tool_call(1, "store", '{"content": "cut emoji \\ud83d"}'),
+        "params.arguments.content",
+        "surrogate",
+    ),
+    ("deep", tool_call(2, "store", '{"content": ' + DEEP + "}"), "nested deeper", "flat"),
+    ("big int", tool_call(3, "list", '{"offset": 9223372036854775808}'), "params.arguments.offset", "2^63"),
+    ("Infinity", tool_call(4, "compact", '{"target": Infinity}'), "params.arguments.target", "finite"),
+    ("NaN", tool_call(5, "configure", '{"threshold": NaN}'), "params.arguments.threshold", "finite"),
+    ("10 MB id", tool_call(6, "forget", json.dumps({"id": "a" * 10_000_000})), "id:", "128"),
+    ("bad id chars", tool_call(7, "pin", '{"id": "../etc/passwd"}'), "id:", "letters, digits"),
+    ("not JSON", '{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{', "not valid JSON", "Fix"),
+]
+
+
+@pytest.mark.parametrize(("name", "line", "names", "fix"), MCP_CASES, ids=[c[0] for c in MCP_CASES])
+def test_mcp_answers_what_the_sdk_cannot_parse(
+    mcp: RawServer, name: str, line: str, names: str, fix: str
+) -> None:
+    msg_id = json.loads(line[: line.index(',"method"')] + "}")["id"] if '"id":' in line[:30] else None
+    mcp.send(line)
+    reply = mcp.reply(msg_id, timeout=2.0)
+    assert reply is not None, f"{name}: no reply within 2 s\n{mcp.stderr()[-2000:]}"
+    text = reply["error"]["message"] if "error" in reply else reply["result"]["content"][0]["text"]
+    assert "error" in reply or reply["result"]["isError"]
+    assert names in text and fix in text, text
+    assert "Error executing tool" not in text and not has_traceback(reply)
+    mcp.request(100, "tools/call", {"name": "status", "arguments": {}})
+    after = mcp.reply(100, timeout=5.0)
+    assert after is not None and not after["result"]["isError"], after
+
+
+LSP_CASES = [
+    (
+        "deep 50k",
+        lsp_request(1, "infiniteContext/status", '{"x": ' + "[" * 50_000 + "]" * 50_000 + "}"),
+        "nested",
+    ),
+    ("surrogate", lsp_request(2, "infiniteContext/checkpoint", '{"context": "a\\ud83d"}'), "params.context"),
+    ("Infinity", lsp_request(3, "infiniteContext/history", '{"limit": Infinity}'), "params.limit"),
+    (
+        "big int",
+        lsp_request(4, "infiniteContext/resume", '{"maxTokens": 1180591620717411303424}'),
+        "params.maxTokens",
+    ),
+    ("not JSON", '{"jsonrpc":"2.0","id":5,"method":"infiniteContext/status","params":{', "not valid JSON"),
+    ("LSP type", lsp_request(6, "textDocument/hover", '{"textDocument": {"uri": 5}}'), "params.position"),
+    ("bad param", lsp_request(7, "infiniteContext/history", '{"limit": "ten"}'), "limit: must be an integer"),
+]
+
+
+@pytest.mark.parametrize(("name", "body", "names"), LSP_CASES, ids=[c[0] for c in LSP_CASES])
+def test_lsp_answers_every_bad_frame(lsp: RawServer, name: str, body: str, names: str) -> None:
+    msg_id = LSP_CASES[[c[0] for c in LSP_CASES].index(name)][1].split('"id":', 1)[1].split(",", 1)[0]
+    lsp.send(body)
+    reply = lsp.reply(int(msg_id), timeout=2.0)
+    assert reply is not None, f"{name}: no reply within 2 s\n{lsp.stderr()[-2000:]}"
+    assert names in reply["error"]["message"] and "Fix" in reply["error"]["message"], reply
+    assert not has_traceback(reply)
+    lsp.request(100, "infiniteContext/status", {})
+    assert "result" in (lsp.reply(100, timeout=5.0) or {})
+
+
+def test_lsp_frame_without_content_length_does_not_desynchronise(lsp: RawServer) -> None:
+    headerless = json.dumps({"jsonrpc": "2.0", "id": 200, "method": "infiniteContext/status", "params": {}})
+    lsp.send_raw(b"Content-Type: application/vscode-jsonrpc; charset=utf-8\r\n\r\n" + headerless.encode())
+    for n in range(201, 204):  # every frame after it is read and answered
+        lsp.request(n, "infiniteContext/status", {})
+        assert "result" in (lsp.reply(n, timeout=3.0) or {}), lsp.stderr()[-2000:]
+    refused = lsp.reply(200, timeout=1.0)  # the headerless request itself, answered once read
+    assert refused is not None and "Content-Length" in refused["error"]["message"]
+    assert lsp.alive()
+
+
+def test_lsp_error_replies_carry_no_traceback(tmp_path: Path) -> None:
+    """An unexpected exception inside pygls's own handling (here: a standard request with a bad
+    shape reaching a pygls builtin) is answered as a short message."""
+    env = cli_env(f"sqlite:///{tmp_path / 'brain.db'}", INFINITE_CONTEXT_DATA_DIR=str(tmp_path / "data"))
+    server = start_lsp(tmp_path, env)
+    try:
+        server.request(1, "workspace/executeCommand", {"command": "nope", "arguments": []})
+        server.request(2, "shutdown", None)
+        for msg_id in (1, 2):
+            reply = server.reply(msg_id, timeout=3.0)
+            assert reply is not None and not has_traceback(reply), reply
+    finally:
+        server.close()
