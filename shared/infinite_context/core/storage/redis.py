@@ -12,6 +12,7 @@ session's keys share a slot and WATCH/MULTI works on a cluster):
 ``<p>:{<sid>}:changes``     pubsub  change feed channel (a message per new version)
 ``<p>:{<sid>}:observations`` hash   endless-mode observations, field = Claude Code tool_use_id
 ``<p>:{<sid>}:mem:...``     (many)  working memory and its index (memory_redis.py)
+``<p>:store``               hash    the store's identity (``store_id``, identity.py)
 ==========================  ======  ========================================================
 
 The parts share one client (redis_conn.py): state, history and locks (redis_states.py), the
@@ -22,6 +23,7 @@ change feed (redis_feed.py), observations (redis_observations.py), working memor
 from __future__ import annotations
 
 from .composed import ComposedStore
+from .identity import RedisIdentity
 from .memory_redis import RedisMemory
 from .redis_conn import RedisConnection, display_url, is_cluster_url
 from .redis_feed import RedisFeed
@@ -30,8 +32,10 @@ from .redis_states import RedisStates
 
 __all__ = ["RedisStore", "display_url", "is_cluster_url"]
 
-SOCKET_TIMEOUT_SECONDS = 3.0  # also bounds a TLS handshake against a plain port
-CONNECT_TIMEOUT_SECONDS = 3.0
+#: what one call costs at most against a frozen server (no retry on a timeout: redis_conn.py);
+#: also bounds a TLS handshake against a plain port. Redis answers our calls in milliseconds.
+SOCKET_TIMEOUT_SECONDS = 2.0
+CONNECT_TIMEOUT_SECONDS = 2.0
 
 
 class RedisStore(ComposedStore):
@@ -52,6 +56,7 @@ class RedisStore(ComposedStore):
             connect_timeout=CONNECT_TIMEOUT_SECONDS,
         )
         self.url, self.prefix, self.cluster = url, prefix, conn.cluster
+        self.identity = RedisIdentity(conn)  # who this store is (identity.py)
         super().__init__(
             display_url=conn.display_url,
             states=RedisStates(conn, history_size=history_size, cas_attempts=cas_attempts),

@@ -1,10 +1,19 @@
 """The one Redis client every part of the Redis store shares (redis.py composes them): the
-connection settings, the mapping of Redis errors to ``StorageUnavailable``, and the key scheme
-``<prefix>:{<session>}:<name>`` (the hash tag keeps a session's keys in one cluster slot)."""
+connection settings, the mapping of Redis errors to the error tree, and the key scheme
+``<prefix>:{<session>}:<name>`` (the hash tag keeps a session's keys in one cluster slot).
+
+Errors: a malformed URL is a ``ConfigError`` (never a ValueError from the URL parser); an
+unreachable, frozen or password-protected server is ``StorageUnavailable`` with the fix. A call
+costs at most ``socket_timeout`` against a frozen server: only a dropped connection is retried
+(once), never a timeout. Session ids are hash-tag safe: ``{``, ``}`` and ``%`` in an id are
+percent-encoded in key names (an id starting with ``}`` made an empty tag, so each key of a
+session hashed to its own slot and every write failed with CROSSSLOT on a cluster).
+"""
 
 from __future__ import annotations
 
 import logging
+import re
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -12,7 +21,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import orjson
 
-from ..errors import StorageUnavailable
+from ..errors import ConfigError, StorageUnavailable
 
 if TYPE_CHECKING:
     import redis
@@ -23,18 +32,60 @@ _T = TypeVar("_T")
 
 
 def display_url(url: str) -> str:
-    """The URL without its password (safe for logs, errors and `status`)."""
-    parts = urlsplit(url)
-    if parts.password is None:
+    """The URL without its password (safe for logs, errors and `status`), even when malformed."""
+    try:
+        parts = urlsplit(url)
+        password, port = parts.password, parts.port
+    except ValueError:  # "redis://[bad", a port that is not a number: hide whatever is before @
+        return re.sub(r"//[^/@]*@", "//***@", url)
+    if password is None:
         return url
     user = parts.username or ""
     host = parts.hostname or ""
-    netloc = f"{user}:***@{host}" + (f":{parts.port}" if parts.port else "")
+    netloc = f"{user}:***@{host}" + (f":{port}" if port else "")
     return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
 
 
 def is_cluster_url(url: str) -> bool:
-    return urlsplit(url).scheme.endswith("+cluster")
+    return url.split("://", 1)[0].endswith("+cluster")
+
+
+def check_url(url: str) -> None:
+    """ConfigError naming what is wrong with a Redis URL, before redis-py parses it."""
+    shown = display_url(url)
+    fix = "use redis://[user:password@]host:port/db (rediss:// for TLS, redis+cluster:// for a cluster)"
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises ValueError on a port that is not a number
+    except ValueError as exc:
+        raise ConfigError(f"the Redis URL {shown} is malformed: {exc}", fix=fix) from None
+    if parts.scheme.replace("+cluster", "") not in ("redis", "rediss", "unix"):
+        raise ConfigError(f"the Redis URL {shown} has an unknown scheme {parts.scheme!r}", fix=fix)
+    if parts.scheme != "unix" and not parts.hostname:
+        raise ConfigError(f"the Redis URL {shown} names no host", fix=fix)
+
+
+def hash_tag(session_id: str) -> str:
+    """A session id as it appears inside ``{...}``: ``{``, ``}`` and ``%`` percent-encoded, and
+    the empty id as ``%`` (an empty tag would not be a tag); other ids unchanged."""
+    if not session_id:
+        return "%"
+    if not any(c in session_id for c in "{}%"):
+        return session_id
+    return session_id.replace("%", "%25").replace("{", "%7B").replace("}", "%7D")
+
+
+def session_of_tag(tag: str) -> str:
+    if tag == "%":
+        return ""
+    return tag.replace("%7D", "}").replace("%7B", "{").replace("%25", "%") if "%" in tag else tag
+
+
+def _has_password(url: str) -> bool:
+    try:
+        return urlsplit(url).password is not None or "password=" in urlsplit(url).query
+    except ValueError:
+        return False
 
 
 class RedisConnection:
@@ -47,10 +98,12 @@ class RedisConnection:
         socket_timeout: float = 3.0,
         connect_timeout: float = 3.0,
     ) -> None:
+        check_url(url)
         self.url = url
         self.display_url = display_url(url)
         self.prefix = prefix
         self.cluster = cluster or is_cluster_url(url)
+        self.socket_timeout = socket_timeout
         self.client = self._make_client(socket_timeout, connect_timeout)
         self.guard(self.client.ping)
 
@@ -64,8 +117,11 @@ class RedisConnection:
             "socket_timeout": socket_timeout,
             "socket_connect_timeout": connect_timeout,
             # One quick retry rides over a dropped pooled connection; a server that is really
-            # down is reported at once (and used again as soon as it is back).
-            "retry": Retry(ExponentialBackoff(cap=0.5, base=0.05), 1),
+            # down is reported at once (and used again as soon as it is back). A timeout is not
+            # retried: a frozen server costs one socket_timeout per call, not two.
+            "retry": Retry(
+                ExponentialBackoff(cap=0.5, base=0.05), 1, supported_errors=(redis.ConnectionError,)
+            ),
         }
         try:
             if self.cluster:
@@ -76,7 +132,7 @@ class RedisConnection:
         except redis.RedisError as exc:
             raise self.unavailable(exc) from None
         except ValueError as exc:
-            raise StorageUnavailable(
+            raise ConfigError(
                 f"the Redis URL {self.display_url} is malformed: {exc}",
                 fix="use redis://[user:password@]host:port/db (rediss:// for TLS)",
             ) from None
@@ -84,7 +140,15 @@ class RedisConnection:
     def unavailable(self, exc: BaseException) -> StorageUnavailable:
         import redis
 
-        if isinstance(exc, redis.AuthenticationError) or "WRONGPASS" in str(exc) or "NOAUTH" in str(exc):
+        text = str(exc)
+        wants_auth = "NOAUTH" in text or "Authentication required" in text or "HELLO must be called" in text
+        if wants_auth and not _has_password(self.url):
+            return StorageUnavailable(
+                f"Redis at {self.display_url} requires a password and the URL gives none",
+                fix="put it in INFINITE_CONTEXT_STORE_URL: redis://:PASSWORD@host:port/0 "
+                "(or redis://USER:PASSWORD@host:port/0 for an ACL user)",
+            )
+        if isinstance(exc, redis.AuthenticationError) or "WRONGPASS" in text or wants_auth:
             return StorageUnavailable(
                 f"Redis at {self.display_url} rejected the credentials: {exc}",
                 fix="put the right user and password in INFINITE_CONTEXT_STORE_URL (redis://user:pass@host:port)",
@@ -93,6 +157,13 @@ class RedisConnection:
             return StorageUnavailable(
                 f"cannot reach Redis at {self.display_url}: the server did not answer the TLS handshake",
                 fix="use redis:// if that port does not speak TLS, or the TLS port of your server",
+            )
+        if isinstance(exc, redis.TimeoutError):
+            return StorageUnavailable(
+                f"Redis at {self.display_url} did not answer within {self.socket_timeout:g} s "
+                "(frozen, overloaded or a slow network)",
+                fix="check the server (redis-cli -u URL ping); nothing was written if a write timed out "
+                "before it was sent, so retry once it answers",
             )
         return StorageUnavailable(
             f"cannot reach Redis at {self.display_url}: {exc}",
@@ -110,15 +181,21 @@ class RedisConnection:
         except (redis.ConnectionError, redis.TimeoutError, redis.AuthenticationError, OSError) as exc:
             raise self.unavailable(exc) from None
         except redis.ResponseError as exc:
-            if "NOAUTH" in str(exc) or "WRONGPASS" in str(exc):
+            if any(s in str(exc) for s in ("NOAUTH", "WRONGPASS", "HELLO must be called")):
                 raise self.unavailable(exc) from None
+            if str(exc).startswith(("OOM", "READONLY", "MISCONF", "CROSSSLOT", "MOVED", "CLUSTERDOWN")):
+                raise StorageUnavailable(
+                    f"Redis at {self.display_url} refused a write: {exc}",
+                    fix="free memory on the server (OOM), write to the primary (READONLY), fix its "
+                    "persistence (MISCONF) or the cluster (CLUSTERDOWN), then retry",
+                ) from None
             raise
         except redis.RedisError as exc:
             raise self.unavailable(exc) from None
 
     # ---- keys -------------------------------------------------------------------------------
     def key(self, session_id: str, name: str) -> str:
-        return f"{self.prefix}:{{{session_id}}}:{name}"
+        return f"{self.prefix}:{{{hash_tag(session_id)}}}:{name}"
 
     def sessions_with(self, name: str) -> list[str]:
         """Sessions that have the key ``name`` (e.g. ``version``, ``observations``), by SCAN."""
@@ -128,7 +205,7 @@ class RedisConnection:
         for key in keys:
             text = key.decode() if isinstance(key, bytes) else key
             if text.startswith(head) and text.endswith(tail) and len(text) > len(head) + len(tail):
-                found.add(text[len(head) : -len(tail)])
+                found.add(session_of_tag(text[len(head) : -len(tail)]))
         return sorted(found)
 
     def publish(self, session_id: str, version: int) -> None:

@@ -11,7 +11,8 @@ only if the version is still the one read, do the same while holding an exclusiv
   offline merge, or applying a result computed beforehand): slow work such as an LLM call
   belongs before ``update_state``, never inside it.
 
-Versions are dense (1, 2, 3...) per session: every accepted write is ``current + 1``.
+Versions are dense (1, 2, 3...) per session: every accepted write is ``current + 1`` (or
+``floor + 1`` after a wiped store, see identity.py).
 """
 
 from __future__ import annotations
@@ -94,11 +95,14 @@ class CasStates(abc.ABC):
     def current_version(self, session_id: str) -> int:
         return self._read(session_id)[0]
 
-    def update_state(self, session_id: str, fn: UpdateFn, *, repair: bool = False) -> UpdateOutcome:
+    def update_state(
+        self, session_id: str, fn: UpdateFn, *, repair: bool = False, floor: int = 0
+    ) -> UpdateOutcome:
         """Compare-and-set loop (see the module docstring).
 
         ``repair=True`` hands ``fn`` None instead of raising when the stored state is corrupt,
-        so a rollback can write over it with a version from history.
+        so a rollback can write over it with a version from history. ``floor``: the new version
+        is above it even when the store holds less (a wiped store, see identity.py).
         """
 
         def build(version: int, raw: bytes | None) -> HistoryEntry:
@@ -109,9 +113,10 @@ class CasStates(abc.ABC):
                 except CorruptState:
                     if not repair:
                         raise
-            entry = fn(current, version + 1)
-            if entry.version != version + 1 or entry.state.meta.version != version + 1:
-                raise StorageError(f"update produced version {entry.version}, expected {version + 1}")
+            nxt = max(version, floor) + 1
+            entry = fn(current, nxt)
+            if entry.version != nxt or entry.state.meta.version != nxt:
+                raise StorageError(f"update produced version {entry.version}, expected {nxt}")
             return entry
 
         for attempt in range(1, self.cas_attempts + 1):
