@@ -6,7 +6,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: setup run test lint format tools bench clean extension e2e
+.PHONY: setup run test lint format tools bench probe clean extension e2e
 
 setup: $(STAMP)
 
@@ -55,6 +55,10 @@ e2e: setup extension
 
 bench: setup
 	$(PY) benchmarks/run.py
+
+# Fault-and-fuzz probe of the real servers, hooks and stores (SQLite + a loopback redis-server).
+probe: setup
+	$(PY) benchmarks/probe.py
 
 clean:
 	rm -rf $(VENV) tools/node_modules extension/node_modules extension/dist extension/out e2e/node_modules e2e/screenshots dist build .pytest_cache .mypy_cache .ruff_cache
