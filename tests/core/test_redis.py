@@ -36,7 +36,11 @@ def test_keys_carry_a_hash_tag_per_session(redis_url: str, project_dir: Path) ->
         brain.claim("me")
         sid = brain.session_id
     keys = sorted(k.decode() for k in redis.Redis.from_url(redis_url).keys("*"))
-    assert keys == [f"team:{{{sid}}}:{name}" for name in ("history", "lock", "state", "version")]
+    # one key outside every session: the store's identity (storage/identity.py)
+    assert keys == [
+        "team:store",
+        *(f"team:{{{sid}}}:{name}" for name in ("history", "lock", "state", "version")),
+    ]
 
 
 def test_password_never_shown_and_wrong_password_is_clear(tmp_path: Path) -> None:
