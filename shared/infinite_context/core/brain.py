@@ -55,7 +55,7 @@ from .params import (
 from .project import Project, locate_project, resolve_project
 from .redact import redact
 from .render import render_within
-from .storage import Store, open_store
+from .storage import Store, UpdateFn, UpdateOutcome, open_store
 from .tokens import count_tokens
 
 if TYPE_CHECKING:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import re
 import types
 import typing
 from collections.abc import Callable
@@ -40,6 +41,20 @@ def _not_blank(text: str) -> str:
     return text
 
 
+#: ids are key names (Redis) and file-safe: letters, digits and ``._:-``, starting with a letter or digit
+ID_CHARS = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]*")
+#: the largest version or offset any surface takes (JSON's exact integers stop at 2**53)
+MAX_VERSION = 10**15
+MAX_OFFSET = 10**15
+
+
+def _id_chars(text: str) -> str:
+    if not ID_CHARS.fullmatch(text):
+        bad = next((c for c in text if not re.fullmatch(r"[A-Za-z0-9._:-]", c)), text[:1])
+        raise ValueError(f"has {bad!r}: use letters, digits and . _ : - (starting with a letter or digit)")
+    return text
+
+
 # ---- the project brain -------------------------------------------------------------------------
 #: checkpoint: free text. Its length cap is the ``max_context_chars`` setting, checked by the brain.
 ContextText = Annotated[
@@ -47,10 +62,16 @@ ContextText = Annotated[
     Field(description="What was done, decided and is next; name files by path.", examples=["Done: login"]),
 ]
 TokenCount = Annotated[
-    int, Field(ge=0, description="Tokens currently in the context window, if known.", examples=[120_000])
+    int,
+    Field(
+        ge=0,
+        le=100_000_000,
+        description="Tokens currently in the context window, if known.",
+        examples=[120_000],
+    ),
 ]
 MaxTokens = Annotated[
-    int, Field(ge=50, description="Cap the resume text at this many tokens.", examples=[2000])
+    int, Field(ge=50, le=10_000_000, description="Cap the resume text at this many tokens.", examples=[2000])
 ]
 HistoryLimit = Annotated[
     int, Field(ge=1, le=1000, description="How many versions to list, newest first.", examples=[10])
@@ -58,8 +79,10 @@ HistoryLimit = Annotated[
 #: How many versions every surface lists when not told (MCP, language server, CLI, notebook, core):
 #: twice the default kept history (``history_size`` 5), so a default listing shows all of it.
 HISTORY_LIMIT_DEFAULT = 10
-Steps = Annotated[int, Field(ge=1, description="Go back this many versions.", examples=[1])]
-Version = Annotated[int, Field(ge=1, description="A version kept in history (see `history`).", examples=[3])]
+Steps = Annotated[int, Field(ge=1, le=1_000_000, description="Go back this many versions.", examples=[1])]
+Version = Annotated[
+    int, Field(ge=1, le=MAX_VERSION, description="A version kept in history (see `history`).", examples=[3])
+]
 FromVersion = Annotated[Version, Field(description="The older version.")]
 ToVersion = Annotated[Version, Field(description="The newer version.")]
 ToolUseId = Annotated[
@@ -67,7 +90,7 @@ ToolUseId = Annotated[
     Field(min_length=1, max_length=200, description="A tool use's id.", examples=["toolu_01ABC"]),
     AfterValidator(_not_blank),
 ]
-CharOffset = Annotated[int, Field(ge=0, description="Start at this character.", examples=[0])]
+CharOffset = Annotated[int, Field(ge=0, le=MAX_OFFSET, description="Start at this character.", examples=[0])]
 Scope = Annotated[
     Literal["project", "local", "user"],
     Field(description="project: shared with the team; local: only you, this project; user: every project."),
@@ -87,6 +110,7 @@ MemoryId = Annotated[
         examples=["3f9a0c1b2d4e"],
     ),
     AfterValidator(_not_blank),
+    AfterValidator(_id_chars),
 ]
 MemoryContent = Annotated[
     str,
@@ -94,7 +118,8 @@ MemoryContent = Annotated[
     AfterValidator(_not_blank),
 ]
 Summary = Annotated[
-    str, Field(description="One line; shown instead of the content when the budget is tight.")
+    str,
+    Field(max_length=5_000, description="One line; shown instead of the content when the budget is tight."),
 ]
 Tag = Annotated[str, Field(max_length=100, description="A tag (lowercased).", examples=["auth"])]
 Tags = Annotated[list[Tag], Field(max_length=50, description="Tags; detected from the content when omitted.")]
@@ -105,16 +130,23 @@ MemoryQuery = Annotated[
 ]
 SearchLimit = Annotated[int, Field(ge=1, le=100, description="How many items at most.", examples=[10])]
 PageLimit = Annotated[int, Field(ge=1, le=500, description="Items per page.", examples=[20])]
-PageOffset = Annotated[int, Field(ge=0, description="Skip this many items.", examples=[0])]
+PageOffset = Annotated[int, Field(ge=0, le=MAX_OFFSET, description="Skip this many items.", examples=[0])]
 CompactTarget = Annotated[
     float,
-    Field(gt=0, description="Tokens to get down to, or below 1 a share of the budget.", examples=[0.5]),
+    Field(
+        gt=0,
+        le=10_000_000,
+        allow_inf_nan=False,
+        description="Tokens to get down to, or below 1 a share of the budget.",
+        examples=[0.5],
+    ),
 ]
 MemoryBudget = Annotated[
     int, Field(ge=1_000, le=10_000_000, description="Working-memory token budget.", examples=[80_000])
 ]
 Threshold = Annotated[
-    float, Field(gt=0, le=1, description="A share of the budget, in (0, 1].", examples=[0.9])
+    float,
+    Field(gt=0, le=1, allow_inf_nan=False, description="A share of the budget, in (0, 1].", examples=[0.9]),
 ]
 
 

@@ -20,7 +20,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
-from ..errors import StorageUnavailable
+from ..errors import CorruptState, StorageError, StorageUnavailable
+from ..files import open_private, private_dir
 from .sqlite_migrations import migrate
 
 log = logging.getLogger(__name__)
@@ -29,8 +30,28 @@ _T = TypeVar("_T")
 BUSY_TIMEOUT_MS = 5000
 
 
-def unavailable(path: Path, exc: BaseException) -> StorageUnavailable:
+def unavailable(path: Path, exc: BaseException) -> StorageError:
+    """An SQLite or OS error as the error tree's StorageError, with the fix for its cause: a full
+    disk, a damaged file (page corruption, not a database), a busy file, or no permission."""
     reason = getattr(exc, "strerror", None) or str(exc)
+    text = reason.lower()
+    if "disk is full" in text or "no space" in text or getattr(exc, "errno", None) == 28:
+        return StorageUnavailable(
+            f"cannot write the SQLite store at {path}: the disk is full",
+            fix="free disk space there (nothing was written; retry after), or point "
+            "INFINITE_CONTEXT_STORE_URL at a file on another disk",
+        )
+    if any(s in text for s in ("malformed", "not a database", "could not decode", "disk i/o error")):
+        return CorruptState(
+            f"the SQLite store at {path} is damaged: {reason[:200]}",
+            fix=f"recover what is readable: sqlite3 {path} .recover | sqlite3 {path}.recovered, then "
+            f"move {path.name}.recovered over {path.name} (or move {path.name} away to start empty)",
+        )
+    if "locked" in text or "busy" in text:
+        return StorageUnavailable(
+            f"the SQLite store at {path} stayed busy for {BUSY_TIMEOUT_MS // 1000} s: {reason}",
+            fix="another process holds a long write; retry, or find it with `fuser` on that file",
+        )
     return StorageUnavailable(
         f"cannot use the SQLite store at {path}: {reason}",
         fix=(
@@ -44,10 +65,8 @@ def _prepare_file(path: Path) -> None:
     """Create the folder (0700) and the file (0600) before SQLite does, so the mode is ours;
     SQLite gives its -wal and -shm files the same mode as the database file."""
     try:
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        if not path.exists():
-            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
-            os.close(fd)
+        private_dir(path.parent)
+        os.close(open_private(path, os.O_RDWR))  # a new file 0600, an older 0644 one tightened
         if not os.access(path, os.R_OK | os.W_OK):
             raise PermissionError(13, "Permission denied")
     except OSError as exc:
@@ -66,9 +85,11 @@ class SQLiteDB:
         try:
             self.conn = self._open_and_migrate()
         except sqlite3.DatabaseError as exc:
-            raise StorageUnavailable(
-                f"{self.path} is not a usable infinite-context database: {exc}",
-                fix="move that file away (a new one is created) or set INFINITE_CONTEXT_STORE_URL",
+            mapped = unavailable(self.path, exc)
+            if not isinstance(mapped, CorruptState):
+                raise mapped from None
+            raise CorruptState(
+                f"{self.path} is not a usable infinite-context database: {exc}", fix=mapped.fix
             ) from None
 
     def _open_and_migrate(self) -> sqlite3.Connection:
@@ -89,9 +110,7 @@ class SQLiteDB:
                     conn.close()
                 busy = "locked" in str(exc) or "busy" in str(exc)
                 if not busy or time.monotonic() + delay > deadline:
-                    if busy:
-                        raise unavailable(self.path, exc) from None
-                    raise
+                    raise unavailable(self.path, exc) from None
                 time.sleep(delay)
                 delay = min(delay * 2, 0.2)
 
@@ -116,15 +135,20 @@ class SQLiteDB:
             try:
                 yield self.conn
                 self.conn.execute("COMMIT")
-            except BaseException:
+            except BaseException as exc:
                 if self.conn.in_transaction:
-                    self.conn.execute("ROLLBACK")
+                    try:
+                        self.conn.execute("ROLLBACK")
+                    except sqlite3.Error:
+                        log.warning("rollback failed", exc_info=True)
+                if isinstance(exc, sqlite3.DatabaseError):  # full disk, damaged page: a StorageError
+                    raise unavailable(self.path, exc) from None
                 raise
 
     def guard(self, what: Callable[[], _T]) -> _T:
         try:
             return what()
-        except sqlite3.OperationalError as exc:
+        except (sqlite3.OperationalError, sqlite3.DatabaseError) as exc:
             raise unavailable(self.path, exc) from None
 
     def rows(self, sql: str, params: tuple[Any, ...] = ()) -> list[Any]:
