@@ -25,6 +25,6 @@ def test_wheel_has_only_the_infinite_context_namespace(tmp_path: Path) -> None:
     assert "infinite_context/server/mcp/instructions.md" in names
     entry_points = next(n for n in names if n.endswith("entry_points.txt"))
     assert (
-        "infinite-context = infinite_context.server.cli:main"
+        "infinite-context = infinite_context.server.launch:main"
         in zipfile.ZipFile(wheel).read(entry_points).decode()
     )

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from infinite_context.core.config import load_settings
-from infinite_context.core.errors import ConfigError, StorageUnavailable
+from infinite_context.core.errors import ConfigError, CorruptState, StorageUnavailable
 from infinite_context.core.project import SESSION_FILE, find_root, resolve_project
 from infinite_context.core.redact import find_secrets, redact
 from infinite_context.core.storage import open_store
@@ -137,9 +137,9 @@ def test_unwritable_or_garbage_store_location(tmp_path: Path) -> None:
     assert str(blocker) in str(info.value) and "INFINITE_CONTEXT_STORE_URL" in str(info.value)
     garbage = tmp_path / "garbage.db"
     garbage.write_bytes(os.urandom(4096))
-    with pytest.raises(StorageUnavailable) as info:
+    with pytest.raises(CorruptState) as damaged:  # a damaged file: recover or move away, never overwritten
         open_store(load_settings(store_url=f"sqlite:///{garbage}"))
-    assert "not a usable" in str(info.value)
+    assert "not a usable" in str(damaged.value) and ".recover" in (damaged.value.fix or "")
 
 
 def test_concurrent_first_use_agrees_on_one_session_id(tmp_path: Path) -> None:
