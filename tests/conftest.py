@@ -165,7 +165,9 @@ def settle_hooks(timeout: float = 30.0) -> str:
     deadline, idle = time.monotonic() + timeout, 0
     while time.monotonic() < deadline and pending(folder):
         idle = idle + 1 if not worker_alive(folder) else 0
-        if idle >= 10:  # no worker for half a second: what is left was kept for the next one
+        # No worker for 3 s: what is left was kept for the next one. (A worker the hook just
+        # spawned can take well over half a second to start on a loaded 2-core CI machine.)
+        if idle >= 60:
             break
         time.sleep(0.05)
     log = Path(folder) / "worker.log"
