@@ -20,7 +20,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="fewer repetitions (smoke run)")
     parser.add_argument(
         "--only",
-        choices=["mcp", "store", "transcript", "hooks", "merge", "resume", "memory", "lsp"],
+        choices=["mcp", "store", "transcript", "hooks", "merge", "resume", "memory", "lsp", "proxy"],
         help="run one group",
     )
     args = parser.parse_args()
@@ -45,6 +45,11 @@ def main() -> None:
         fresh = f"sqlite:///{Path(tempfile.mkdtemp(prefix='ic-bench-store-')) / 'brain.db'}"
         transcript_bench.run(args.quick, fresh)
 
+    if args.only in (None, "proxy"):
+        import proxy_bench
+
+        proxy_bench.run(args.quick)
+
     if args.only in (None, "hooks"):
         import hooks_bench
 
@@ -57,7 +62,7 @@ def main() -> None:
         import store_bench
 
         with store_bench.redis_server() as redis_url:
-            memory_bench.run(redis_url)
+            memory_bench.run(redis_url, quick=args.quick)
 
     if args.only in (None, "lsp"):
         import lsp_bench
