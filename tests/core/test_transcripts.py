@@ -229,7 +229,7 @@ def test_observation_builders_keep_what_an_engineer_would() -> None:
     )
     assert "pytest -q" in bash.text and "AssertionError: boom" in bash.text and "1 failed" in bash.text
     grep = build_observation("t3", "Grep", {"pattern": "def "}, "a.py:1:def x\na.py:5:def y\nb.py:2:def z")
-    assert "3 lines in 2 files" in grep.text and "a.py (2)" in grep.text
+    assert "3 lines in 2 files" in grep.text and "a.py:1,5" in grep.text and "b.py:2" in grep.text
     edit = build_observation(
         "t4",
         "Edit",

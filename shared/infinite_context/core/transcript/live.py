@@ -52,9 +52,9 @@ Persist = Callable[[list[Observation], list[Observation]], None]
 @dataclass(frozen=True)
 class LiveOptions:
     #: the newest tool results an epoch leaves undecided (sent whole)
-    keep_recent: int = 4
+    keep_recent: int = 2
     #: whole, unprotected tool-result tokens that start an epoch
-    epoch_tokens: int = 15_000
+    epoch_tokens: int = 20_000
     #: an epoch also starts when the request passes this share of the window
     epoch_share: float = 0.5
     window: int = 200_000

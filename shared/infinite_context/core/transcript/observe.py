@@ -32,6 +32,13 @@ _ERROR_LINE = re.compile(
 )
 _ERROR_WORDS = ("error", "exception", "traceback", "fail", "panic", "fatal", "denied", "no such", "not found")
 _EXIT = re.compile(r"exit code[: ]+(\d+)", re.I)
+# "0 failed", "errors: 0", "0 errors": a count of nothing is not a failure
+_NO_FAILURES = re.compile(r"\b0 (?:failed|failures?|errors?)\b|\b(?:failed|failures?|errors?)[:=] ?0\b", re.I)
+# a file path: a/b/c.ext, ./x, dir/sub/, or a bare name with a code-ish extension
+_PATH = re.compile(
+    r"(?:\.{0,2}/)?(?:[\w@.+-]+/)+[\w@.+-]*|\b[\w-]+\.(?:py|pyi|js|jsx|ts|tsx|rs|go|ex|exs|rb|java|kt|c|h|cc|cpp|hpp|"
+    r"cs|swift|md|json|jsonl|toml|ya?ml|ini|cfg|txt|sh|sql|html|css|scss|lock|xml|csv)\b"
+)
 
 
 def _lines(text: str) -> list[str]:
@@ -74,8 +81,36 @@ def _error_lines(text: str) -> list[str]:
             continue
         last_start = start
         end = text.find("\n", match.end())
-        found.append(_clip(text[start : end if end != -1 else len(text)]))
+        line = text[start : end if end != -1 else len(text)]
+        if _NO_FAILURES.search(line) and not _ERROR_LINE.search(_NO_FAILURES.sub("", line)):
+            continue
+        found.append(_clip(line))
     return found
+
+
+def paths_in(text: str) -> list[str]:
+    """File paths named in a text, first mention first (no URLs, no lone slashes)."""
+    seen: dict[str, None] = {}
+    for match in _PATH.finditer(text):
+        path = match.group(0).rstrip(".,:;")
+        start = match.start()
+        if len(path) < 3 or text[max(0, start - 3) : start] == "://" or "//" in path:
+            continue
+        seen.setdefault(path, None)
+    return list(seen)
+
+
+def _listing(paths: list[str], budget_chars: int) -> str:
+    """Paths joined until the budget, then how many more (an observation keeps where things are)."""
+    shown: list[str] = []
+    used = 0
+    for path in paths:
+        if used + len(path) + 2 > budget_chars:
+            break
+        shown.append(path)
+        used += len(path) + 2
+    more = len(paths) - len(shown)
+    return ", ".join(shown) + (f" (+{more} more)" if more else "")
 
 
 def _tail(lines: list[str], n: int) -> list[str]:
@@ -119,30 +154,43 @@ def _bash(inp: dict[str, Any], text: str, extra: dict[str, Any]) -> str:
     lines = [ln for ln in _lines(output) if ln.strip()]
     out = [f"$ {command}", f"{status}, {len(lines)} lines"]
     errors = _error_lines(output)
-    if errors:
-        out.append(
-            "errors: " + " | ".join(errors[:3]) + (f" (+{len(errors) - 3})" if len(errors) > 3 else "")
-        )
-    tail = _tail(lines, 3)
+    if errors:  # the last ones: a test summary, the error and its location come at the end
+        more = f"(+{len(errors) - 4} earlier) " if len(errors) > 4 else ""
+        out.append("errors: " + more + " | ".join(errors[-4:]))
+    paths = [p for p in paths_in(output) if not p.startswith("/") or p.count("/") > 1]
+    if paths and len(paths) * 3 >= len(lines):  # a listing: git status, ls, find
+        out.append("paths: " + _listing(paths, 700))
+    tail = _tail(lines, 5 if errors or status.startswith("exit") else 3)
     if tail:
         out.append("last: " + " | ".join(tail))
     return "\n".join(out)
 
 
+_GREP_HIT = re.compile(r"^(.+?)[:-](\d+)[:-]")
+
+
 def _grep(inp: dict[str, Any], text: str, extra: dict[str, Any]) -> str:
-    lines = [ln for ln in _lines(text) if ln.strip()]
-    files = Counter(ln.split(":", 1)[0] for ln in lines if ":" in ln) or Counter(lines)
+    lines = [ln for ln in _lines(text) if ln.strip() and not ln.startswith("Found ")]
     head = f"Grep '{inp.get('pattern', '?')}'" + (f" in {inp['path']}" if inp.get("path") else "")
-    out = f"{head}: {len(lines)} lines in {len(files)} files"
-    if files:
-        out += "; top: " + ", ".join(f"{f} ({n})" if n > 1 else f for f, n in files.most_common(5))
-    return out
+    hits: dict[str, list[str]] = {}
+    for ln in lines:  # content mode: file:line:text
+        m = _GREP_HIT.match(ln)
+        if m:
+            hits.setdefault(m.group(1), []).append(m.group(2))
+    if hits:
+        shown = [f"{f}:{','.join(n[:8])}{'…' if len(n) > 8 else ''}" for f, n in hits.items()]
+        return f"{head}: {len(lines)} lines in {len(hits)} files: " + _listing(shown, 900)
+    counts = Counter(ln.split(":", 1)[0].strip() for ln in lines if ":" in ln)
+    if counts and len(counts) < len(lines):  # count mode: file:N
+        return f"{head}: {len(counts)} files: " + _listing([f"{f} ({n})" for f, n in counts.items()], 900)
+    files = [ln.strip() for ln in lines]  # files-with-matches mode
+    return f"{head}: {len(files)} files: " + _listing(files, 900)
 
 
 def _glob(inp: dict[str, Any], text: str, extra: dict[str, Any]) -> str:
     files = [ln.strip() for ln in _lines(text) if ln.strip()]
     out = f"Glob '{inp.get('pattern', '?')}': {len(files)} files"
-    return out + ("; first: " + ", ".join(files[:5]) if files else "")
+    return out + (": " + _listing(files, 900) if files else "")
 
 
 def _edit(inp: dict[str, Any], text: str, extra: dict[str, Any]) -> str:
@@ -160,14 +208,32 @@ def _edit(inp: dict[str, Any], text: str, extra: dict[str, Any]) -> str:
 
 def _task(inp: dict[str, Any], text: str, extra: dict[str, Any]) -> str:
     what = inp.get("description") or inp.get("subagent_type") or "subagent"
-    return f"Subagent '{what}' answered:\n{text.strip()}"
+    paragraphs = [p.strip() for p in text.strip().split("\n\n") if p.strip()]
+    # The conclusion comes last: keep the end, and the opening line for what was asked.
+    kept: list[str] = []
+    used = 0
+    for para in reversed(paragraphs[1:]):
+        if used + len(para) > 900:
+            break
+        kept.insert(0, para)
+        used += len(para)
+    first = _clip(paragraphs[0], 200) if paragraphs else ""
+    gap = "…\n" if len(kept) < len(paragraphs) - 1 else ""
+    return f"Subagent '{what}' answered:\n{first}\n{gap}" + "\n\n".join(kept)
 
 
 def _webfetch(inp: dict[str, Any], text: str, extra: dict[str, Any]) -> str:
     status = extra.get("code") or extra.get("status") if extra else None
     paragraphs = [p.strip() for p in text.split("\n\n") if p.strip()]
     head = f"Fetched {inp.get('url', '?')}" + (f" (HTTP {status})" if status else "")
-    return f"{head}, {len(text):,} chars" + (f": {_clip(paragraphs[0], 400)}" if paragraphs else "")
+    kept: list[str] = []  # the first paragraphs, not only the heading
+    used = 0
+    for para in paragraphs:
+        if kept and used + len(para) > 900:
+            break
+        kept.append(para[:900])
+        used += len(para)
+    return f"{head}, {len(text):,} chars" + (":\n" + "\n\n".join(kept) if kept else "")
 
 
 def _generic(name: str) -> Callable[[dict[str, Any], str, dict[str, Any]], str]:

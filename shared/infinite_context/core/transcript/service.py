@@ -193,7 +193,11 @@ def expand(
     else:
         candidates = all_transcripts(project_root) if project_root is not None else []
         if not candidates:
+            stored = _stored_original(tool_use_id)  # the live proxy kept it
+            if stored is not None:
+                return _page(tool_use_id, stored[0], stored[1], offset)
             resolve_transcript(None, project_root)  # raises the clear "no transcript" error
+    name: str | None = None
     for path in candidates:
         name, original = _find_result(path, tool_use_id)
         moved = _sidecar_text(path, tool_use_id)  # the full output Claude Code moved aside
@@ -202,10 +206,35 @@ def expand(
         if original is not None:
             break
     else:
+        stored = _stored_original(tool_use_id)
+        if stored is not None:
+            return _page(tool_use_id, stored[0], stored[1], offset)
         where = candidates[0] if len(candidates) == 1 else f"{len(candidates)} transcripts of the project"
         raise NotFound(
             f"no tool result {tool_use_id} in {where}", fix="check the id (toolu_...) and the transcript"
         )
+    return _page(tool_use_id, name, original, offset)
+
+
+def _stored_original(tool_use_id: str) -> tuple[str, str] | None:
+    """(tool name, text) of a result the live proxy replaced, as it stored it (redacted), when
+    no transcript holds it; None when there is no store yet or it lacks the id."""
+    try:
+        from ..config import load_settings
+        from ..storage import default_sqlite_path, open_store
+        from .live import ORIGINALS_SESSION
+
+        settings = load_settings()
+        if settings.store_url is None and not default_sqlite_path(settings).exists():
+            return None  # a read never creates the store
+        with open_store(settings) as store:
+            found = store.get_observations(ORIGINALS_SESSION, [tool_use_id]).get(tool_use_id)
+    except Exception:
+        return None
+    return None if found is None else (found.tool_name, found.text)
+
+
+def _page(tool_use_id: str, name: str | None, original: str, offset: int) -> ExpandResult:
     page = original[offset : offset + EXPAND_PAGE_CHARS]
     end = offset + len(page)
     return ExpandResult(
