@@ -62,7 +62,9 @@ def test_ranking_tag_boost_camel_case_recency_and_pins(mem: WorkingMemory) -> No
     assert mem.query("http response")[0].item.id == camel.id  # camelCase split
     assert mem.query("parse_http_response")[0].item.id == camel.id  # snake_case split
 
-    old = MemoryItem(content="deploy notes for staging", tokens=5, accessed_at=utcnow() - timedelta(days=3))
+    old = MemoryItem(  # the same text and tags: a tie that recency breaks
+        content="deploy notes for staging", tags=["prose"], tokens=5, accessed_at=utcnow() - timedelta(days=3)
+    )
     mem.store.memory_put(mem.session_id, indexed([old]))
     fresh, _ = mem.store_item(content="deploy notes for staging")
     ranked = [h.item.id for h in mem.query("deploy staging")]

@@ -44,6 +44,7 @@ from .model import (
     QueryHit,
     RecallResult,
 )
+from .ranking import boost, top_by_retention
 from .scoring import retention
 from .text import auto_tags, detect_type, index_terms, normalize_tags
 
@@ -51,7 +52,6 @@ if TYPE_CHECKING:
     from ..config import Settings
     from ..storage.parts import MemoryIndex
 
-MAX_RETENTION = 1.35  # (0.4 + 0.3 + 0.2) * the largest type multiplier
 CANDIDATES = 30  # BM25 candidates re-ranked with the retention score (at least 3x the limit)
 #: budget by MCP client name (lowercase substring), as the seed detected it
 CLIENT_BUDGETS = {"claude": 80_000, "cursor": 60_000}
@@ -242,12 +242,12 @@ class WorkingMemory:
         now = utcnow()
         best = max((score for _, score in pairs), default=0.0) or 1.0
         scored = []
-        for item, score in pairs:
+        for item, score in pairs:  # the formula: memory/ranking.py
             kept = retention(item, now)
             relevance = score / best
-            combined = (0.7 * relevance + 0.3 * max(0.0, kept) / MAX_RETENTION) if query_terms else kept
+            combined = relevance * boost(item, kept) if query_terms else kept
             scored.append((combined, relevance, kept, item))
-        scored.sort(key=lambda row: -row[0])
+        scored.sort(key=lambda row: (-row[0], row[3].id))
         hits = [
             QueryHit.model_construct(
                 item=item, score=round(c, 4), relevance=round(r, 4), retention=round(k, 4)
@@ -269,10 +269,8 @@ class WorkingMemory:
     def recall(self, limit: SearchLimit = 10) -> RecallResult:
         """Budget status and the items most worth keeping in mind (pinned first)."""
         report = self._auto_compact()
-        now = utcnow()
-        live = self.store.memory_all(self.session_id, archived=False)
-        live.sort(key=lambda i: (not i.pinned, -retention(i, now)))
-        return RecallResult(budget=self.budget_status(), items=live[:limit], compaction=report)
+        items = top_by_retention(self.store, self.session_id, limit, utcnow())  # indexed, not a scan
+        return RecallResult(budget=self.budget_status(), items=items, compaction=report)
 
     @validated
     def list_items(

@@ -8,6 +8,7 @@ that needs only one of them.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from typing import Any
 
@@ -24,6 +25,8 @@ from .parts import (
     UpdateFn,
     UpdateOutcome,
 )
+
+log = logging.getLogger(__name__)
 
 
 class ComposedStore:
@@ -52,8 +55,10 @@ class ComposedStore:
     def current_version(self, session_id: str) -> int:
         return self.states.current_version(session_id)
 
-    def update_state(self, session_id: str, fn: UpdateFn, *, repair: bool = False) -> UpdateOutcome:
-        return self.states.update_state(session_id, fn, repair=repair)
+    def update_state(
+        self, session_id: str, fn: UpdateFn, *, repair: bool = False, floor: int = 0
+    ) -> UpdateOutcome:
+        return self.states.update_state(session_id, fn, repair=repair, floor=floor)
 
     def history(self, session_id: str, limit: int | None = None) -> list[HistoryEntry]:
         return self.states.history(session_id, limit)
@@ -106,8 +111,16 @@ class ComposedStore:
     def memory_touch(self, session_id: str, items: list[MemoryItem]) -> None:
         self.memory.memory_touch(session_id, items)
 
+    def memory_flush(self) -> None:
+        self.memory.memory_flush()
+
     def memory_get(self, session_id: str, ids: list[str]) -> dict[str, MemoryItem]:
         return self.memory.memory_get(session_id, ids)
+
+    def memory_ranked(
+        self, session_id: str, order: str, offset: int, limit: int
+    ) -> list[tuple[MemoryItem, float]]:
+        return self.memory.memory_ranked(session_id, order, offset, limit)
 
     def memory_all(self, session_id: str, archived: bool | None = False) -> list[MemoryItem]:
         return self.memory.memory_all(session_id, archived)
@@ -140,8 +153,13 @@ class ComposedStore:
 
     # ---- lifetime ---------------------------------------------------------------------------
     def close(self) -> None:
-        """Stop the change feed's listeners first: they read through the same connection."""
+        """Stop the change feed's listeners first: they read through the same connection; write
+        buffered access bookkeeping before the connection goes."""
         self.feed.close()
+        try:
+            self.memory.memory_flush()
+        except Exception:  # bookkeeping only: closing goes on
+            log.warning("could not store access times of working-memory items", exc_info=True)
         self._close_connection()
 
     def __enter__(self) -> ComposedStore:

@@ -1,45 +1,166 @@
-"""The Redis memory part: items plus an inverted index, all under the session's hash tag.
+"""The Redis memory part: items, a per-session inverted index and running totals, all under the
+session's hash tag (plain Redis >= 6: hashes, sets and sorted sets, no modules, no scripts).
 
-Keys (``ic:{<session>}:mem:...``): ``items`` HASH id -> item JSON; ``order`` ZSET id -> created
-(live items), ``archive`` ZSET id -> created (archived items); ``tokens`` HASH id -> tokens of live
-items; ``pinned`` SET; ``terms`` HASH id -> the item's indexed terms; ``t:<term>`` HASH id ->
-"body_tf tag_tf" (a posting list); ``dl`` HASH id -> document length; ``config`` STRING.
-An upsert WATCHes the item's ``terms`` entry, so its old postings are removed in the same MULTI
-that adds the new ones. BM25 (k1 1.2, b 0.75, tag matches weighted 5x) is computed here from the
-postings of the query's terms only.
+Keys (``ic:{<session>}:mem:...``):
+
+=================  ======  ===================================================================
+``items``          HASH    id -> item JSON
+``access``         HASH    id -> "accessed_at_micros access_count" (authority over the JSON's)
+``meta``           HASH    id -> "seq dl tokens archived pinned content_type"
+``terms``          HASH    id -> JSON {term: [body count, tag count]} (removal, ``store copy``)
+``t:<term>``       ZSET    posting list: id -> seq * 65536 + body count * 256 + tag count
+                           (counts capped at 255); newest first by ``seq``, df = ZCARD
+``order``          ZSET    live id -> created_at;  ``archive``: archived id -> created_at
+``pinned``         SET     live pinned ids
+``rank``           ZSET    live id -> retention standing, pins first (``recall``)
+``recent:<type>``  ZSET    live id of that content type -> accessed_at micros (``recall``)
+``stats``          HASH    used (live tokens), docs, length (indexed words), seq
+``config``         STRING  the memory configuration;  ``schema``: "2"
+=================  ======  ===================================================================
+
+Every item write WATCHes ``meta`` and applies its deltas to ``stats`` in the same MULTI, so
+usage is one HGET and counts are ZCARD/SCARD. Search reads ZCARDs and capped ZREVRANGEs
+(storage/search.py bounds the work and computes BM25 exactly as on SQLite). Access bookkeeping
+is buffered (touches.py) and written to ``access``/``rank``/``recent`` only (ZADD XX, so a
+deleted or archived item is never put back). Sessions written by schema 1 (hash posting lists)
+are converted on first use (``_ready``).
 """
 
 from __future__ import annotations
 
 import json
-import math
 from collections import Counter
-from typing import TYPE_CHECKING, Any
+from functools import partial
+from typing import TYPE_CHECKING, Any, get_args
 
 from ..errors import ConflictError
-from ..memory.model import MemoryItem
+from ..memory.model import ContentType, MemoryItem
+from ..memory.scoring import rank_key
+from . import search
 from .parts import IndexedItem, IndexTerms
 from .redis_conn import RedisConnection
+from .touches import TouchBuffer, apply_access, micros
 
 if TYPE_CHECKING:
     from redis.client import Pipeline
     from redis.cluster import ClusterPipeline
-    from redis.typing import EncodableT, FieldT
 
-K1, B, TAG_WEIGHT = 1.2, 0.75, 5.0
 WATCH_ATTEMPTS = 20
-EXPORT_BATCH = 2000  # posting reads per pipeline round trip
-
-
-def _parse(raw: Any) -> MemoryItem | None:
-    try:
-        return MemoryItem.model_validate_json(raw)
-    except ValueError:
-        return None
+SCHEMA = "2"
+TF_CAP = 255
+CONTENT_TYPES: tuple[str, ...] = get_args(ContentType)
+READ_CHUNK = 1000
 
 
 def _s(value: Any) -> str:
     return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def _parse(raw: Any, access: Any = None) -> MemoryItem | None:
+    if raw is None:
+        return None
+    try:
+        item = MemoryItem.model_validate_json(raw)
+    except ValueError:
+        return None
+    if access is not None:
+        accessed, count = _s(access).split()
+        apply_access(item, int(accessed), int(count))
+    return item
+
+
+def _posting(seq: int, body_tf: int, tag_tf: int) -> int:
+    return seq * 65536 + min(body_tf, TF_CAP) * 256 + min(tag_tf, TF_CAP)
+
+
+def _decode(score: float) -> tuple[int, int]:
+    value = int(score)
+    return (value // 256) % 256, value % 256
+
+
+def _vocabulary(raw: Any) -> dict[str, Any]:
+    """An item's indexed terms from ``terms``: JSON counts, or schema 1's space-separated words."""
+    text = _s(raw)
+    return dict(json.loads(text)) if text.startswith("{") else dict.fromkeys(text.split())
+
+
+class _Meta:
+    """One item's row in ``meta``."""
+
+    def __init__(self, raw: Any) -> None:
+        seq, dl, tokens, archived, pinned, content_type = _s(raw).split()
+        self.seq, self.dl, self.tokens = int(seq), int(dl), int(tokens)
+        self.archived, self.pinned, self.content_type = archived == "1", pinned == "1", content_type
+
+    @property
+    def live_tokens(self) -> int:
+        return 0 if self.archived else self.tokens
+
+
+def _meta(seq: int, dl: int, item: MemoryItem) -> str:
+    return f"{seq} {dl} {item.tokens} {int(item.archived)} {int(item.pinned)} {item.content_type}"
+
+
+class _Postings:
+    """One session's index as storage/search.py reads it."""
+
+    def __init__(self, memory: RedisMemory, session_id: str) -> None:
+        self.memory, self.sid = memory, session_id
+
+    def statistics(self, terms: list[str]) -> tuple[int, int, dict[str, int]]:
+        def read() -> list[Any]:
+            pipe = self.memory._client.pipeline(transaction=False)
+            pipe.hmget(self.memory._m(self.sid, "stats"), ["docs", "length"])
+            for term in terms:
+                pipe.zcard(self.memory._m(self.sid, f"t:{term}"))
+            return list(pipe.execute())
+
+        (docs, length), *cards = self.memory._guard(read)
+        return int(docs or 0), int(length or 0), {t: int(c) for t, c in zip(terms, cards, strict=True)}
+
+    def postings(self, caps: dict[str, int | None], archived: bool) -> dict[str, list[search.Posting]]:
+        m = self.memory
+        terms = list(caps)
+
+        def read() -> list[Any]:
+            pipe = m._client.pipeline(transaction=False)
+            for term in terms:
+                cap = caps[term]
+                pipe.zrevrange(
+                    m._m(self.sid, f"t:{term}"), 0, -1 if cap is None else cap - 1, withscores=True
+                )
+            return list(pipe.execute())
+
+        lists = m._guard(read)
+        ids = list(dict.fromkeys(_s(i) for entries in lists for i, _ in entries))
+        metas = m._read_meta(self.sid, ids)
+        found: dict[str, list[search.Posting]] = {}
+        for term, entries in zip(terms, lists, strict=True):
+            rows = []
+            for raw_id, score in entries:
+                item_id = _s(raw_id)
+                meta = metas.get(item_id)
+                if meta is not None and meta.archived == archived:
+                    body_tf, tag_tf = _decode(score)
+                    rows.append((item_id, body_tf, tag_tf, meta.dl))
+            found[term] = rows
+        return found
+
+    def lookup(self, wanted: dict[str, list[str]]) -> dict[str, dict[str, tuple[int, int]]]:
+        m = self.memory
+        pairs = [(term, item_id) for term, ids in wanted.items() for item_id in ids]
+
+        def read() -> list[Any]:
+            pipe = m._client.pipeline(transaction=False)
+            for term, item_id in pairs:
+                pipe.zscore(m._m(self.sid, f"t:{term}"), item_id)
+            return list(pipe.execute())
+
+        found: dict[str, dict[str, tuple[int, int]]] = {t: {} for t in wanted}
+        for (term, item_id), score in zip(pairs, m._guard(read), strict=True):
+            if score is not None:
+                found[term][item_id] = _decode(score)
+        return found
 
 
 class RedisMemory:
@@ -47,221 +168,276 @@ class RedisMemory:
         self.conn = conn
         self._client = conn.client
         self._guard = conn.guard
+        self.touches = TouchBuffer(self._write_touches)
+        self._checked: set[str] = set()
 
     def _m(self, session_id: str, name: str) -> str:
         return self.conn.key(session_id, f"mem:{name}")
 
-    def memory_put(self, session_id: str, items: list[IndexedItem]) -> None:
+    def _read_meta(self, sid: str, ids: list[str]) -> dict[str, _Meta]:
+        found: dict[str, _Meta] = {}
+        for start in range(0, len(ids), READ_CHUNK):
+            chunk = ids[start : start + READ_CHUNK]
+            values = self._guard(partial(self._client.hmget, self._m(sid, "meta"), chunk))
+            found.update((i, _Meta(v)) for i, v in zip(chunk, values, strict=True) if v is not None)
+        return found
+
+    # ---- writes -------------------------------------------------------------------------------
+    def _transaction(self, session_id: str, ids: list[str], queue: Any) -> None:
+        """Run ``queue(pipe, old_meta, old_terms)`` in a MULTI that fails if ``meta`` changed
+        since the old rows were read (another writer): then read again and retry."""
         import redis
 
-        terms_key = self._m(session_id, "terms")
+        meta_key, terms_key = self._m(session_id, "meta"), self._m(session_id, "terms")
 
         def write() -> None:
             for _ in range(WATCH_ATTEMPTS):
                 with self._client.pipeline(transaction=True) as pipe:
                     try:
-                        pipe.watch(terms_key)
-                        ids = [i.item.id for i in items]
-                        old = dict(zip(ids, pipe.hmget(terms_key, ids), strict=True)) if ids else {}
+                        pipe.watch(meta_key)
+                        metas = pipe.hmget(meta_key, ids) if ids else []
+                        terms = pipe.hmget(terms_key, ids) if ids else []
+                        old = {i: _Meta(v) for i, v in zip(ids, metas, strict=True) if v is not None}
+                        old_terms = {
+                            i: _vocabulary(v) for i, v in zip(ids, terms, strict=True) if v is not None
+                        }
                         pipe.multi()
-                        for item, terms in items:
-                            self._queue_index(pipe, session_id, item.id, terms, old.get(item.id))
-                            self._queue_item(pipe, session_id, item)
+                        queue(pipe, old, old_terms)
+                        pipe.set(self._m(session_id, "schema"), SCHEMA)
                         pipe.execute()
                         return
                     except redis.WatchError:
                         continue
             raise ConflictError(
-                f"the working-memory index of session {session_id} kept changing",
-                fix="retry the store",
+                f"the working memory of session {session_id} kept changing", fix="retry the write"
             )
 
         self._guard(write)
 
-    def memory_update(self, session_id: str, items: list[MemoryItem]) -> None:
-        def write() -> None:
-            with self._client.pipeline(transaction=True) as pipe:
-                for item in items:
-                    self._queue_item(pipe, session_id, item)
-                pipe.execute()
-
+    def memory_put(self, session_id: str, items: list[IndexedItem]) -> None:
+        self._ready(session_id)
+        self.touches.flush()
         if items:
-            self._guard(write)
+            self._put(session_id, items)
 
-    def _queue_item(self, pipe: Pipeline | ClusterPipeline, sid: str, item: MemoryItem) -> None:
+    def _put(self, session_id: str, items: list[IndexedItem], drop: frozenset[str] = frozenset()) -> None:
+        ids = [i.item.id for i in items]
+        first = int(
+            self._guard(lambda: self._client.hincrby(self._m(session_id, "stats"), "seq", len(items)))
+        )
+        first -= len(items) - 1
+
+        def queue(pipe: Pipeline | ClusterPipeline, old: dict[str, _Meta], old_terms: dict[str, Any]) -> None:
+            for key in sorted(drop):  # schema 1 keys replaced in the same MULTI
+                pipe.delete(key)
+            used = docs = length = 0
+            for n, (item, terms) in enumerate(items):
+                before = old.get(item.id)
+                for term in old_terms.get(item.id, {}):
+                    pipe.zrem(self._m(session_id, f"t:{term}"), item.id)
+                body, tags = Counter(terms.body), Counter(terms.tags)
+                counts = {t: [body.get(t, 0), tags.get(t, 0)] for t in sorted(set(body) | set(tags))}
+                seq = before.seq if before is not None else first + n
+                for term, (body_tf, tag_tf) in counts.items():
+                    pipe.zadd(self._m(session_id, f"t:{term}"), {item.id: _posting(seq, body_tf, tag_tf)})
+                dl = sum(body.values()) + sum(tags.values())
+                pipe.hset(self._m(session_id, "terms"), item.id, json.dumps(counts))
+                pipe.hset(
+                    self._m(session_id, "access"), item.id, f"{micros(item.accessed_at)} {item.access_count}"
+                )
+                self._queue_item(pipe, session_id, item, before, seq, dl)
+                used += (0 if item.archived else item.tokens) - (before.live_tokens if before else 0)
+                docs += 0 if before is not None else 1
+                length += dl - (before.dl if before is not None else 0)
+            self._queue_stats(pipe, session_id, used=used, docs=docs, length=length)
+
+        self._transaction(session_id, ids, queue)
+
+    def memory_update(self, session_id: str, items: list[MemoryItem]) -> None:
+        if not items:
+            return
+        self._ready(session_id)
+
+        def queue(pipe: Pipeline | ClusterPipeline, old: dict[str, _Meta], _terms: dict[str, Any]) -> None:
+            used = 0
+            for item in items:
+                before = old.get(item.id)
+                if before is None:
+                    continue  # deleted meanwhile: an update does not bring it back
+                self._queue_item(pipe, session_id, item, before, before.seq, before.dl)
+                used += (0 if item.archived else item.tokens) - before.live_tokens
+            self._queue_stats(pipe, session_id, used=used)
+
+        self._transaction(session_id, [i.id for i in items], queue)
+
+    def _queue_item(
+        self,
+        pipe: Pipeline | ClusterPipeline,
+        sid: str,
+        item: MemoryItem,
+        before: _Meta | None,
+        seq: int,
+        dl: int,
+    ) -> None:
         pipe.hset(self._m(sid, "items"), item.id, item.model_dump_json())
+        pipe.hset(self._m(sid, "meta"), item.id, _meta(seq, dl, item))
         created = item.created_at.timestamp()
+        if before is not None and before.content_type != item.content_type:
+            pipe.zrem(self._m(sid, f"recent:{before.content_type}"), item.id)
         if item.archived:
             pipe.zrem(self._m(sid, "order"), item.id)
             pipe.zadd(self._m(sid, "archive"), {item.id: created})
-            pipe.hdel(self._m(sid, "tokens"), item.id)
-        else:
-            pipe.zrem(self._m(sid, "archive"), item.id)
-            pipe.zadd(self._m(sid, "order"), {item.id: created})
-            pipe.hset(self._m(sid, "tokens"), item.id, item.tokens)
+            pipe.zrem(self._m(sid, "rank"), item.id)
+            pipe.zrem(self._m(sid, f"recent:{item.content_type}"), item.id)
+            pipe.srem(self._m(sid, "pinned"), item.id)
+            return
+        pipe.zrem(self._m(sid, "archive"), item.id)
+        pipe.zadd(self._m(sid, "order"), {item.id: created})
+        pipe.zadd(self._m(sid, "rank"), {item.id: rank_key(item)})
+        pipe.zadd(self._m(sid, f"recent:{item.content_type}"), {item.id: micros(item.accessed_at)})
         if item.pinned:
             pipe.sadd(self._m(sid, "pinned"), item.id)
         else:
             pipe.srem(self._m(sid, "pinned"), item.id)
 
-    def _queue_index(
-        self, pipe: Pipeline | ClusterPipeline, sid: str, item_id: str, terms: IndexTerms, old_terms: Any
-    ) -> None:
-        if old_terms:
-            for term in _s(old_terms).split():
-                pipe.hdel(self._m(sid, f"t:{term}"), item_id)
-        body, tags = Counter(terms.body), Counter(terms.tags)
-        vocabulary = sorted(set(body) | set(tags))
-        for term in vocabulary:
-            pipe.hset(self._m(sid, f"t:{term}"), item_id, f"{body.get(term, 0)} {tags.get(term, 0)}")
-        pipe.hset(self._m(sid, "terms"), item_id, " ".join(vocabulary))
-        pipe.hset(self._m(sid, "dl"), item_id, sum(body.values()) + sum(tags.values()))
+    def _queue_stats(self, pipe: Pipeline | ClusterPipeline, sid: str, **deltas: int) -> None:
+        for name, delta in deltas.items():
+            pipe.hincrby(self._m(sid, "stats"), name, delta)
 
     def memory_touch(self, session_id: str, items: list[MemoryItem]) -> None:
-        mapping: dict[FieldT, EncodableT] = {item.id: item.model_dump_json() for item in items}
-        if mapping:
-            self._guard(lambda: self._client.hset(self._m(session_id, "items"), mapping=mapping))
+        self.touches.add(session_id, items)
 
-    def memory_get(self, session_id: str, ids: list[str]) -> dict[str, MemoryItem]:
-        if not ids:
-            return {}
-        values = self._guard(lambda: self._client.hmget(self._m(session_id, "items"), ids))
-        found: dict[str, MemoryItem] = {}
-        for raw in values:
-            item = _parse(raw) if raw is not None else None
-            if item is not None:
-                found[item.id] = item
-        return found
+    def _write_touches(self, session_id: str, items: list[MemoryItem]) -> None:
+        def write() -> None:
+            pipe = self._client.pipeline(transaction=False)
+            for item in items:
+                accessed = micros(item.accessed_at)
+                pipe.hset(self._m(session_id, "access"), item.id, f"{accessed} {item.access_count}")
+                pipe.zadd(self._m(session_id, "rank"), {item.id: rank_key(item)}, xx=True)
+                pipe.zadd(self._m(session_id, f"recent:{item.content_type}"), {item.id: accessed}, xx=True)
+            pipe.execute()
 
-    def memory_all(self, session_id: str, archived: bool | None = False) -> list[MemoryItem]:
-        values = self._guard(lambda: self._client.hvals(self._m(session_id, "items")))
-        items = [item for raw in values if (item := _parse(raw)) is not None]
-        return items if archived is None else [i for i in items if i.archived == archived]
+        self._guard(write)
 
-    def memory_page(self, session_id: str, archived: bool, offset: int, limit: int) -> list[MemoryItem]:
-        key = self._m(session_id, "archive" if archived else "order")
-        ids = [_s(i) for i in self._guard(lambda: self._client.zrevrange(key, offset, offset + limit - 1))]
-        found = self.memory_get(session_id, ids)
-        return [found[i] for i in ids if i in found]
+    def memory_flush(self) -> None:
+        self.touches.flush()
 
     def memory_delete(self, session_id: str, ids: list[str]) -> int:
-        existing = [i for i, item in self.memory_get(session_id, ids).items() if item is not None]
-        if not existing:
-            return 0
+        self._ready(session_id)
+        self.touches.flush()
+        self.touches.forget(session_id, ids)
+        deleted: list[int] = []
 
-        def delete() -> None:
-            terms = self._client.hmget(self._m(session_id, "terms"), existing)
-            with self._client.pipeline(transaction=True) as pipe:
-                for item_id, old in zip(existing, terms, strict=True):
-                    for term in _s(old or b"").split():
-                        pipe.hdel(self._m(session_id, f"t:{term}"), item_id)
-                    for name in ("items", "terms", "dl", "tokens"):
-                        pipe.hdel(self._m(session_id, name), item_id)
-                    pipe.zrem(self._m(session_id, "order"), item_id)
-                    pipe.zrem(self._m(session_id, "archive"), item_id)
-                    pipe.srem(self._m(session_id, "pinned"), item_id)
-                pipe.execute()
+        def queue(pipe: Pipeline | ClusterPipeline, old: dict[str, _Meta], old_terms: dict[str, Any]) -> None:
+            deleted[:] = [len(old)]
+            used = length = 0
+            for item_id, before in old.items():
+                for term in old_terms.get(item_id, {}):
+                    pipe.zrem(self._m(session_id, f"t:{term}"), item_id)
+                for name in ("items", "access", "meta", "terms"):
+                    pipe.hdel(self._m(session_id, name), item_id)
+                for name in ("order", "archive", "rank", f"recent:{before.content_type}"):
+                    pipe.zrem(self._m(session_id, name), item_id)
+                pipe.srem(self._m(session_id, "pinned"), item_id)
+                used -= before.live_tokens
+                length -= before.dl
+            self._queue_stats(pipe, session_id, used=used, docs=-len(old), length=length)
 
-        self._guard(delete)
-        return len(existing)
+        self._transaction(session_id, ids, queue)
+        return deleted[0] if deleted else 0
+
+    # ---- reads --------------------------------------------------------------------------------
+    def _items(self, session_id: str, ids: list[str]) -> list[MemoryItem]:
+        found: list[MemoryItem] = []
+        for start in range(0, len(ids), READ_CHUNK):
+            chunk = ids[start : start + READ_CHUNK]
+
+            def read(chunk: list[str] = chunk) -> list[Any]:
+                pipe = self._client.pipeline(transaction=False)
+                pipe.hmget(self._m(session_id, "items"), chunk)
+                pipe.hmget(self._m(session_id, "access"), chunk)
+                return list(pipe.execute())
+
+            raws, accesses = self._guard(read)
+            found += [i for raw, acc in zip(raws, accesses, strict=True) if (i := _parse(raw, acc))]
+        self.touches.overlay(session_id, found)
+        return found
+
+    def memory_get(self, session_id: str, ids: list[str]) -> dict[str, MemoryItem]:
+        self._ready(session_id)
+        return {i.id: i for i in self._items(session_id, ids)} if ids else {}
+
+    def memory_all(self, session_id: str, archived: bool | None = False) -> list[MemoryItem]:
+        self._ready(session_id)
+        if archived is None:
+
+            def read() -> list[Any]:
+                pipe = self._client.pipeline(transaction=False)
+                pipe.hgetall(self._m(session_id, "items"))
+                pipe.hgetall(self._m(session_id, "access"))
+                return list(pipe.execute())
+
+            raws, accesses = self._guard(read)
+            access = {_s(k): v for k, v in accesses.items()}
+            items = [i for k, raw in raws.items() if (i := _parse(raw, access.get(_s(k))))]
+            self.touches.overlay(session_id, items)
+            return items
+        key = self._m(session_id, "archive" if archived else "order")
+        ids = [_s(i) for i in self._guard(lambda: self._client.zrange(key, 0, -1))]
+        return self._items(session_id, ids)
+
+    def memory_page(self, session_id: str, archived: bool, offset: int, limit: int) -> list[MemoryItem]:
+        self._ready(session_id)
+        key = self._m(session_id, "archive" if archived else "order")
+        ids = [_s(i) for i in self._guard(lambda: self._client.zrevrange(key, offset, offset + limit - 1))]
+        return self._items(session_id, ids)
+
+    def memory_ranked(
+        self, session_id: str, order: str, offset: int, limit: int
+    ) -> list[tuple[MemoryItem, float]]:
+        self._ready(session_id)
+        key = self._m(session_id, "rank" if order == "rank" else f"recent:{order}")
+        entries: list[Any] = self._guard(
+            lambda: self._client.zrevrange(key, offset, offset + limit - 1, withscores=True)
+        )
+        keys = {_s(entry[0]): float(entry[1]) for entry in entries}
+        items = {i.id: i for i in self._items(session_id, list(keys))}
+        return [(items[i], value) for i, value in keys.items() if i in items]
 
     def memory_search(
         self, session_id: str, terms: list[str], limit: int, archived: bool
     ) -> list[tuple[str, float]]:
-        unique = list(dict.fromkeys(t for t in terms if t))
-        if not unique:
-            return []
-
-        def read() -> tuple[list[Any], dict[Any, Any], int]:
-            pipe = self._client.pipeline(transaction=False)
-            for term in unique:
-                pipe.hgetall(self._m(session_id, f"t:{term}"))
-            pipe.hgetall(self._m(session_id, "dl"))
-            results = pipe.execute()
-            return results[:-1], results[-1], len(results[-1])
-
-        postings, lengths, docs = self._guard(read)
-        if not docs:
-            return []
-        average = sum(int(v) for v in lengths.values()) / docs
-        scores: dict[str, float] = {}
-        for posting in postings:
-            if not posting:
-                continue
-            idf = math.log((docs - len(posting) + 0.5) / (len(posting) + 0.5) + 1)
-            for raw_id, raw_tf in posting.items():
-                body_tf, tag_tf = (int(x) for x in _s(raw_tf).split())
-                tf = body_tf + TAG_WEIGHT * tag_tf
-                dl = int(lengths.get(raw_id, 0) or 0)
-                item_id = _s(raw_id)
-                scores[item_id] = scores.get(item_id, 0.0) + idf * tf * (K1 + 1) / (
-                    tf + K1 * (1 - B + B * dl / average)
-                )
-        if not scores:
-            return []
-        wanted = self._m(session_id, "archive" if archived else "order")
-        ids = list(scores)
-        pipe_scores = self._guard(lambda: self._pipeline_zscores(wanted, ids))
-        ranked = [(i, scores[i]) for i, present in zip(ids, pipe_scores, strict=True) if present is not None]
-        ranked.sort(key=lambda pair: -pair[1])
-        return ranked[:limit]
-
-    def _pipeline_zscores(self, key: str, ids: list[str]) -> list[Any]:
-        pipe = self._client.pipeline(transaction=False)
-        for item_id in ids:
-            pipe.zscore(key, item_id)
-        return list(pipe.execute())
+        self._ready(session_id)
+        return search.search(_Postings(self, session_id), terms, limit, archived)
 
     def memory_usage(self, session_id: str) -> tuple[int, int, int, int]:
+        self._ready(session_id)
+
         def read() -> list[Any]:
             pipe = self._client.pipeline(transaction=False)
-            pipe.hvals(self._m(session_id, "tokens"))
+            pipe.hget(self._m(session_id, "stats"), "used")
             pipe.zcard(self._m(session_id, "order"))
             pipe.scard(self._m(session_id, "pinned"))
             pipe.zcard(self._m(session_id, "archive"))
             return list(pipe.execute())
 
-        tokens, live, pinned, archived = self._guard(read)
-        return sum(int(t) for t in tokens), int(live), int(pinned), int(archived)
+        used, live, pinned, archived = self._guard(read)
+        return int(used or 0), int(live), int(pinned), int(archived)
 
     def memory_export(self, session_id: str) -> list[IndexedItem]:
-        """Items with their terms read back from the postings (term counts are what BM25 uses)."""
-
-        def read_items() -> tuple[dict[Any, Any], dict[Any, Any]]:
-            pipe = self._client.pipeline(transaction=False)
-            pipe.hgetall(self._m(session_id, "items"))
-            pipe.hgetall(self._m(session_id, "terms"))
-            items, vocabulary = pipe.execute()
-            return items, vocabulary
-
-        raw_items, raw_vocabularies = self._guard(read_items)
-        items = [item for raw in raw_items.values() if (item := _parse(raw)) is not None]
-        vocabularies = {_s(k): _s(v) for k, v in raw_vocabularies.items()}
-        wanted = [(item.id, term) for item in items for term in vocabularies.get(item.id, "").split()]
-        counts: list[Any] = []
-        for start in range(0, len(wanted), EXPORT_BATCH):
-            counts += self._pipeline_postings(session_id, wanted[start : start + EXPORT_BATCH])
-        body: dict[str, list[str]] = {}
-        tags: dict[str, list[str]] = {}
-        for (item_id, term), raw_tf in zip(wanted, counts, strict=True):
-            if raw_tf is None:
-                continue
-            body_tf, tag_tf = (int(x) for x in _s(raw_tf).split())
-            body.setdefault(item_id, []).extend([term] * body_tf)
-            tags.setdefault(item_id, []).extend([term] * tag_tf)
+        """Items with the term counts stored for them (what BM25 uses)."""
+        self._ready(session_id)
+        items = self.memory_all(session_id, archived=None)
+        raw_terms = self._guard(lambda: self._client.hgetall(self._m(session_id, "terms")))
+        counts = {_s(k): json.loads(v) for k, v in raw_terms.items()}
         items.sort(key=lambda i: (i.created_at, i.id))
-        return [
-            IndexedItem(i, IndexTerms(tuple(body.get(i.id, ())), tuple(tags.get(i.id, ())))) for i in items
-        ]
-
-    def _pipeline_postings(self, session_id: str, wanted: list[tuple[str, str]]) -> list[Any]:
-        def read() -> list[Any]:
-            pipe = self._client.pipeline(transaction=False)
-            for item_id, term in wanted:
-                pipe.hget(self._m(session_id, f"t:{term}"), item_id)
-            return list(pipe.execute())
-
-        return self._guard(read)
+        out = []
+        for item in items:
+            found = counts.get(item.id, {})
+            body = tuple(t for t, (b, _) in sorted(found.items()) for _ in range(b))
+            tags = tuple(t for t, (_, g) in sorted(found.items()) for _ in range(g))
+            out.append(IndexedItem(item, IndexTerms(body, tags)))
+        return out
 
     def memory_sessions(self) -> list[str]:
         found = self.conn.sessions_with("mem:items") + self.conn.sessions_with("mem:config")
@@ -279,3 +455,59 @@ class RedisMemory:
 
     def memory_set_config(self, session_id: str, config: dict[str, Any]) -> None:
         self._guard(lambda: self._client.set(self._m(session_id, "config"), json.dumps(config)))
+
+    # ---- schema 1 -> 2 ------------------------------------------------------------------------
+    def _ready(self, session_id: str) -> None:
+        """Convert a session written by schema 1 (hash posting lists, a ``tokens`` hash, usage
+        summed on every call) once; its items and their index terms are kept."""
+        if session_id in self._checked:
+            return
+
+        def check() -> tuple[Any, Any]:
+            pipe = self._client.pipeline(transaction=False)
+            pipe.get(self._m(session_id, "schema"))
+            pipe.exists(self._m(session_id, "items"))
+            schema, has_items = pipe.execute()
+            return schema, has_items
+
+        schema, has_items = self._guard(check)
+        if schema is not None and _s(schema) == SCHEMA:
+            pass
+        elif has_items and (
+            schema is not None  # "converting": an earlier conversion did not finish
+            or self._guard(lambda: self._client.set(self._m(session_id, "schema"), "converting", nx=True))
+        ):
+            self._convert(session_id)
+        self._checked.add(session_id)
+
+    def _convert(self, session_id: str) -> None:
+        raw_items = self._guard(lambda: self._client.hgetall(self._m(session_id, "items")))
+        raw_terms = self._guard(lambda: self._client.hgetall(self._m(session_id, "terms")))
+        items = [item for raw in raw_items.values() if (item := _parse(raw)) is not None]
+        vocabularies = {_s(k): _s(v).split() for k, v in raw_terms.items()}
+        wanted = [(item.id, term) for item in items for term in vocabularies.get(item.id, [])]
+
+        def read_counts(pairs: list[tuple[str, str]]) -> list[Any]:
+            pipe = self._client.pipeline(transaction=False)
+            for item_id, term in pairs:
+                pipe.hget(self._m(session_id, f"t:{term}"), item_id)
+            return list(pipe.execute())
+
+        counts: list[Any] = []
+        for start in range(0, len(wanted), READ_CHUNK):
+            chunk = wanted[start : start + READ_CHUNK]
+            counts += self._guard(partial(read_counts, chunk))
+        body: dict[str, list[str]] = {}
+        tags: dict[str, list[str]] = {}
+        for (item_id, term), raw_tf in zip(wanted, counts, strict=True):
+            if raw_tf is not None:
+                body_tf, tag_tf = (int(x) for x in _s(raw_tf).split())
+                body.setdefault(item_id, []).extend([term] * body_tf)
+                tags.setdefault(item_id, []).extend([term] * tag_tf)
+        old_keys = {self._m(session_id, f"t:{t}") for words in vocabularies.values() for t in words}
+        old_keys |= {self._m(session_id, n) for n in ("terms", "tokens", "dl", "pinned")}
+        items.sort(key=lambda i: (i.created_at, i.id))
+        converted = [
+            IndexedItem(i, IndexTerms(tuple(body.get(i.id, ())), tuple(tags.get(i.id, ())))) for i in items
+        ]
+        self._put(session_id, converted, drop=frozenset(old_keys))  # one MULTI: all or nothing

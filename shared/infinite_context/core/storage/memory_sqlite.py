@@ -1,126 +1,199 @@
-"""The SQLite memory part: items in ``memory_items``, search in the FTS5 table ``memory_fts``
-(its rowid is the item's ``rid``, so an update replaces exactly one index row).
+"""The SQLite memory part: items in ``memory_items``, one inverted index per session in
+``memory_postings``, running totals in ``memory_sessions`` (schema: sqlite_memory_schema.py). BM25 is computed by storage/search.py from this session's statistics
+only, exactly as on Redis.
 
-FTS5's bm25 (k1 1.2, b 0.75; the tag column weighted 5x) takes its statistics (document count,
-average length) over the whole table, i.e. over every session in the file.
+Usage (``memory_usage``) is one row kept by triggers in the same transaction as each write;
+``memory_ranked`` walks the ``rank`` and ``accessed_at`` indexes for ``recall``; access
+bookkeeping is buffered (touches.py) and written as two columns, never as the item's JSON.
 """
 
 from __future__ import annotations
 
 import json
+import sqlite3
+from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
 from ..memory.model import MemoryItem
+from ..memory.scoring import rank_key
+from . import search
 from .parts import IndexedItem, IndexTerms
 from .sqlite_db import SQLiteDB
+from .touches import TouchBuffer, apply_access, micros
 
 #: ids per lookup, under SQLite's limit on bound variables
 CHUNK = 500
+#: a cached document frequency is counted again once the session's item count moved this much
+DF_DRIFT = 0.02
+DF_CACHE = 10_000
+WAL_CHECKPOINT_PAGES = 8000
+_ITEM = "SELECT item, accessed_at, access_count FROM memory_items"
 
 
-def _parse(raw: str) -> MemoryItem | None:
+def _parse(raw: str, accessed: int | None = None, count: int | None = None) -> MemoryItem | None:
     try:
-        return MemoryItem.model_validate_json(raw)
+        item = MemoryItem.model_validate_json(raw)
     except ValueError:
         return None
+    return apply_access(item, accessed, count)
+
+
+class _Postings:
+    """One session's index as storage/search.py reads it."""
+
+    def __init__(self, memory: SQLiteMemory, session_id: str, sno: int) -> None:
+        self.db, self.memory, self.session_id, self.sno = memory.db, memory, session_id, sno
+
+    def statistics(self, terms: list[str]) -> tuple[int, int, dict[str, int]]:
+        docs, length = self.db.row("SELECT docs, length FROM memory_sessions WHERE sno = ?", (self.sno,))
+        frequency = self.memory.document_frequency
+        return int(docs), int(length), {t: frequency(self.sno, t, int(docs)) for t in terms}
+
+    def postings(self, caps: dict[str, int | None], archived: bool) -> dict[str, list[search.Posting]]:
+        found: dict[str, list[search.Posting]] = {}
+        for term, cap in caps.items():
+            rows = self.db.rows(
+                "SELECT m.id, p.body_tf, p.tag_tf, m.dl, m.archived FROM "
+                "(SELECT rid, body_tf, tag_tf FROM memory_postings WHERE sno = ? AND term = ? "
+                "ORDER BY rid DESC LIMIT ?) p JOIN memory_items m ON m.rid = p.rid",
+                (self.sno, term, -1 if cap is None else cap),
+            )
+            found[term] = [(str(i), b, t, dl) for i, b, t, dl, a in rows if bool(a) == archived]
+        return found
+
+    def lookup(self, wanted: dict[str, list[str]]) -> dict[str, dict[str, tuple[int, int]]]:
+        found: dict[str, dict[str, tuple[int, int]]] = {}
+        for term, ids in wanted.items():
+            marks = ",".join("?" * len(ids))
+            rows = self.db.rows(
+                "SELECT m.id, p.body_tf, p.tag_tf FROM memory_items m JOIN memory_postings p "
+                f"ON p.sno = ? AND p.term = ? AND p.rid = m.rid WHERE m.session_id = ? AND m.id IN ({marks})",
+                (self.sno, term, self.session_id, *ids),
+            )
+            found[term] = {str(i): (b, t) for i, b, t in rows}
+        return found
 
 
 class SQLiteMemory:
     def __init__(self, db: SQLiteDB) -> None:
         self.db = db
+        # A store writes ~40 posting pages; checkpointing every 1,000 WAL pages (the default)
+        # put a checkpoint (and its fsync) in one store out of 25, i.e. in the p95.
+        db.guard(lambda: db.conn.execute(f"PRAGMA wal_autocheckpoint = {WAL_CHECKPOINT_PAGES}"))
+        self.touches = TouchBuffer(self._write_touches)
+        self._numbers: dict[str, int] = {}
+        #: (session number, term) -> (df, the session's item count when counted)
+        self._frequencies: dict[tuple[int, str], tuple[int, int]] = {}
 
+    def document_frequency(self, sno: int, term: str, docs: int) -> int:
+        """How many of the session's items contain ``term``: counted over the term's postings
+        (exact) when it is in at most ``search.FULL_READ`` items; a larger count is kept and
+        reused while the session's item count stays within ``DF_DRIFT`` of what it was (its idf
+        barely moves meanwhile), so a common term is not counted on every query."""
+        cached = self._frequencies.get((sno, term))
+        if cached is not None and abs(docs - cached[1]) <= DF_DRIFT * cached[1]:
+            return cached[0]
+        row = self.db.row("SELECT COUNT(*) FROM memory_postings WHERE sno = ? AND term = ?", (sno, term))
+        df = int(row[0])
+        if df > search.FULL_READ:
+            if len(self._frequencies) > DF_CACHE:
+                self._frequencies.clear()
+            self._frequencies[(sno, term)] = (df, docs)
+        return df
+
+    def _sno(self, session_id: str, conn: sqlite3.Connection | None = None) -> int | None:
+        """The session's number in the index tables (created with ``conn``, a write)."""
+        if session_id in self._numbers:
+            return self._numbers[session_id]
+        if conn is not None:
+            conn.execute("INSERT OR IGNORE INTO memory_sessions(session_id) VALUES (?)", (session_id,))
+            row = conn.execute(
+                "SELECT sno FROM memory_sessions WHERE session_id = ?", (session_id,)
+            ).fetchone()
+        else:
+            row = self.db.row("SELECT sno FROM memory_sessions WHERE session_id = ?", (session_id,))
+        if row is None:
+            return None
+        self._numbers[session_id] = int(row[0])
+        return self._numbers[session_id]
+
+    # ---- writes -------------------------------------------------------------------------------
     def memory_put(self, session_id: str, items: list[IndexedItem]) -> None:
+        self.touches.flush()
         with self.db.write_txn() as conn:
+            sno = self._sno(session_id, conn)
             for item, terms in items:
-                row = conn.execute(
-                    "SELECT rid FROM memory_items WHERE session_id = ? AND id = ?", (session_id, item.id)
-                ).fetchone()
+                body, tags = Counter(terms.body), Counter(terms.tags)
                 values = (
                     item.model_dump_json(),
                     int(item.archived),
                     int(item.pinned),
                     item.tokens,
                     item.created_at.timestamp(),
+                    sum(body.values()) + sum(tags.values()),
+                    rank_key(item),
+                    item.content_type,
+                    micros(item.accessed_at),
+                    item.access_count,
                 )
+                row = conn.execute(
+                    "SELECT rid FROM memory_items WHERE session_id = ? AND id = ?", (session_id, item.id)
+                ).fetchone()
                 if row is None:
                     rid = conn.execute(
-                        "INSERT INTO memory_items"
-                        "(session_id, id, item, archived, pinned, tokens, created_at) "
-                        "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                        "INSERT INTO memory_items(session_id, id, item, archived, pinned, tokens, "
+                        "created_at, dl, rank, content_type, accessed_at, access_count) "
+                        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                         (session_id, item.id, *values),
                     ).lastrowid
                 else:
                     rid = row[0]
                     conn.execute(
                         "UPDATE memory_items SET item = ?, archived = ?, pinned = ?, tokens = ?, "
-                        "created_at = ? WHERE rid = ?",
+                        "created_at = ?, dl = ?, rank = ?, content_type = ?, accessed_at = ?, "
+                        "access_count = ? WHERE rid = ?",
                         (*values, rid),
                     )
-                    conn.execute("DELETE FROM memory_fts WHERE rowid = ?", (rid,))
-                conn.execute(
-                    "INSERT INTO memory_fts(rowid, body, tags) VALUES (?, ?, ?)",
-                    (rid, " ".join(terms.body), " ".join(terms.tags)),
+                    conn.execute("DELETE FROM memory_postings WHERE rid = ?", (rid,))
+                conn.executemany(
+                    "INSERT INTO memory_postings(sno, term, rid, body_tf, tag_tf) VALUES (?, ?, ?, ?, ?)",
+                    [(sno, t, rid, body.get(t, 0), tags.get(t, 0)) for t in set(body) | set(tags)],
                 )
 
     def memory_update(self, session_id: str, items: list[MemoryItem]) -> None:
         with self.db.write_txn() as conn:
             conn.executemany(
-                "UPDATE memory_items SET item = ?, archived = ?, pinned = ?, tokens = ? "
+                "UPDATE memory_items SET item = ?, archived = ?, pinned = ?, tokens = ?, rank = ? "
                 "WHERE session_id = ? AND id = ?",
                 [
-                    (i.model_dump_json(), int(i.archived), int(i.pinned), i.tokens, session_id, i.id)
+                    (
+                        i.model_dump_json(),
+                        int(i.archived),
+                        int(i.pinned),
+                        i.tokens,
+                        rank_key(i),
+                        session_id,
+                        i.id,
+                    )
                     for i in items
                 ],
             )
 
     def memory_touch(self, session_id: str, items: list[MemoryItem]) -> None:
+        self.touches.add(session_id, items)
+
+    def _write_touches(self, session_id: str, items: list[MemoryItem]) -> None:
         with self.db.write_txn() as conn:
             conn.executemany(
-                "UPDATE memory_items SET item = ? WHERE session_id = ? AND id = ?",
-                [(item.model_dump_json(), session_id, item.id) for item in items],
+                "UPDATE memory_items SET accessed_at = MAX(accessed_at, ?), "
+                "access_count = MAX(access_count, ?), rank = ? WHERE session_id = ? AND id = ?",
+                [(micros(i.accessed_at), i.access_count, rank_key(i), session_id, i.id) for i in items],
             )
-
-    def memory_get(self, session_id: str, ids: list[str]) -> dict[str, MemoryItem]:
-        found: dict[str, MemoryItem] = {}
-        for start in range(0, len(ids), CHUNK):
-            chunk = ids[start : start + CHUNK]
-            marks = ",".join("?" * len(chunk))
-            for (raw,) in self.db.rows(
-                f"SELECT item FROM memory_items WHERE session_id = ? AND id IN ({marks})",
-                (session_id, *chunk),
-            ):
-                item = _parse(raw)
-                if item is not None:
-                    found[item.id] = item
-        return found
-
-    def _items(self, sql: str, params: tuple[Any, ...]) -> Iterator[MemoryItem]:
-        for (raw,) in self.db.rows(sql, params):
-            item = _parse(raw)
-            if item is not None:
-                yield item
-
-    def memory_all(self, session_id: str, archived: bool | None = False) -> list[MemoryItem]:
-        if archived is None:
-            return list(self._items("SELECT item FROM memory_items WHERE session_id = ?", (session_id,)))
-        return list(
-            self._items(
-                "SELECT item FROM memory_items WHERE session_id = ? AND archived = ?",
-                (session_id, int(archived)),
-            )
-        )
-
-    def memory_page(self, session_id: str, archived: bool, offset: int, limit: int) -> list[MemoryItem]:
-        return list(
-            self._items(
-                "SELECT item FROM memory_items WHERE session_id = ? AND archived = ? "
-                "ORDER BY created_at DESC, rid DESC LIMIT ? OFFSET ?",
-                (session_id, int(archived), limit, offset),
-            )
-        )
 
     def memory_delete(self, session_id: str, ids: list[str]) -> int:
+        self.touches.flush()
+        self.touches.forget(session_id, ids)
         deleted = 0
         with self.db.write_txn() as conn:
             for item_id in ids:
@@ -128,52 +201,116 @@ class SQLiteMemory:
                     "SELECT rid FROM memory_items WHERE session_id = ? AND id = ?", (session_id, item_id)
                 ).fetchone()
                 if row is not None:
-                    conn.execute("DELETE FROM memory_fts WHERE rowid = ?", (row[0],))
+                    conn.execute("DELETE FROM memory_postings WHERE rid = ?", (row[0],))
                     conn.execute("DELETE FROM memory_items WHERE rid = ?", (row[0],))
                     deleted += 1
         return deleted
 
+    # ---- reads --------------------------------------------------------------------------------
+    def _items(self, session_id: str, sql: str, params: tuple[Any, ...]) -> Iterator[MemoryItem]:
+        found = [
+            item
+            for raw, accessed, count in self.db.rows(sql, params)
+            if (item := _parse(raw, accessed, count))
+        ]
+        self.touches.overlay(session_id, found)
+        return iter(found)
+
+    def memory_get(self, session_id: str, ids: list[str]) -> dict[str, MemoryItem]:
+        found: dict[str, MemoryItem] = {}
+        for start in range(0, len(ids), CHUNK):
+            chunk = ids[start : start + CHUNK]
+            marks = ",".join("?" * len(chunk))
+            for item in self._items(
+                session_id, f"{_ITEM} WHERE session_id = ? AND id IN ({marks})", (session_id, *chunk)
+            ):
+                found[item.id] = item
+        return found
+
+    def memory_all(self, session_id: str, archived: bool | None = False) -> list[MemoryItem]:
+        if archived is None:
+            return list(self._items(session_id, f"{_ITEM} WHERE session_id = ?", (session_id,)))
+        return list(
+            self._items(
+                session_id, f"{_ITEM} WHERE session_id = ? AND archived = ?", (session_id, int(archived))
+            )
+        )
+
+    def memory_page(self, session_id: str, archived: bool, offset: int, limit: int) -> list[MemoryItem]:
+        return list(
+            self._items(
+                session_id,
+                f"{_ITEM} WHERE session_id = ? AND archived = ? "
+                "ORDER BY created_at DESC, rid DESC LIMIT ? OFFSET ?",
+                (session_id, int(archived), limit, offset),
+            )
+        )
+
+    def memory_ranked(
+        self, session_id: str, order: str, offset: int, limit: int
+    ) -> list[tuple[MemoryItem, float]]:
+        if order == "rank":
+            sql = (
+                "SELECT item, accessed_at, access_count, rank FROM memory_items "
+                "WHERE session_id = ? AND archived = 0 ORDER BY rank DESC, rid DESC LIMIT ? OFFSET ?"
+            )
+            params: tuple[Any, ...] = (session_id, limit, offset)
+        else:
+            sql = (
+                "SELECT item, accessed_at, access_count, accessed_at FROM memory_items "
+                "WHERE session_id = ? AND archived = 0 AND content_type = ? "
+                "ORDER BY accessed_at DESC, rid DESC LIMIT ? OFFSET ?"
+            )
+            params = (session_id, order, limit, offset)
+        found = []
+        for raw, accessed, count, key in self.db.rows(sql, params):
+            item = _parse(raw, accessed, count)
+            if item is not None:
+                found.append((item, float(key)))
+        self.touches.overlay(session_id, (i for i, _ in found))
+        return found
+
     def memory_search(
         self, session_id: str, terms: list[str], limit: int, archived: bool
     ) -> list[tuple[str, float]]:
-        unique = list(dict.fromkeys(t for t in terms if t))
-        if not unique:
+        sno = self._sno(session_id)
+        if sno is None:
             return []
-        match = " OR ".join('"' + t.replace('"', '""') + '"' for t in unique)
-        # bm25() is lower-is-better and negative; weights per column: body 1, tags 5.
-        rows = self.db.rows(
-            "SELECT m.id, -bm25(memory_fts, 1.0, 5.0) AS score FROM memory_fts "
-            "JOIN memory_items m ON m.rid = memory_fts.rowid "
-            "WHERE memory_fts MATCH ? AND m.session_id = ? AND m.archived = ? "
-            "ORDER BY score DESC LIMIT ?",
-            (match, session_id, int(archived), limit),
-        )
-        return [(str(item_id), float(score)) for item_id, score in rows]
+        return search.search(_Postings(self, session_id, sno), terms, limit, archived)
 
     def memory_usage(self, session_id: str) -> tuple[int, int, int, int]:
-        rows = self.db.rows(
-            "SELECT COALESCE(SUM(CASE WHEN archived = 0 THEN tokens END), 0), "
-            "COUNT(CASE WHEN archived = 0 THEN 1 END), "
-            "COUNT(CASE WHEN archived = 0 AND pinned = 1 THEN 1 END), "
-            "COUNT(CASE WHEN archived = 1 THEN 1 END) FROM memory_items WHERE session_id = ?",
-            (session_id,),
+        row = self.db.row(
+            "SELECT tokens, live, pinned, archived FROM memory_sessions WHERE session_id = ?", (session_id,)
         )
-        tokens, live, pinned, archived = rows[0]
+        if row is None:
+            return 0, 0, 0, 0
+        tokens, live, pinned, archived = row
         return int(tokens), int(live), int(pinned), int(archived)
 
     def memory_export(self, session_id: str) -> list[IndexedItem]:
-        rows = self.db.rows(
-            "SELECT m.item, f.body, f.tags FROM memory_items m "
-            "LEFT JOIN memory_fts f ON f.rowid = m.rid WHERE m.session_id = ? ORDER BY m.rid",
+        items = {
+            rid: item
+            for rid, raw, accessed, count in self.db.rows(
+                "SELECT rid, item, accessed_at, access_count FROM memory_items "
+                "WHERE session_id = ? ORDER BY rid",
+                (session_id,),
+            )
+            if (item := _parse(raw, accessed, count)) is not None
+        }
+        self.touches.overlay(session_id, items.values())
+        body: dict[int, list[str]] = {}
+        tags: dict[int, list[str]] = {}
+        for rid, term, body_tf, tag_tf in self.db.rows(
+            "SELECT p.rid, p.term, p.body_tf, p.tag_tf FROM memory_postings p "
+            "JOIN memory_items m ON m.rid = p.rid WHERE m.session_id = ? ORDER BY p.rid, p.term",
             (session_id,),
-        )
-        exported = []
-        for raw, body, tags in rows:
-            item = _parse(raw)
-            if item is not None:
-                terms = IndexTerms(tuple((body or "").split()), tuple((tags or "").split()))
-                exported.append(IndexedItem(item, terms))
-        return exported
+        ):
+            body.setdefault(rid, []).extend([term] * body_tf)
+            tags.setdefault(rid, []).extend([term] * tag_tf)
+        return [
+            IndexedItem(item, IndexTerms(tuple(body.get(rid, ())), tuple(tags.get(rid, ()))))
+            for rid, item in items.items()
+        ]
 
     def memory_sessions(self) -> list[str]:
         rows = self.db.rows(
@@ -197,3 +334,6 @@ class SQLiteMemory:
                 "INSERT OR REPLACE INTO memory_config(session_id, config) VALUES (?, ?)",
                 (session_id, json.dumps(config)),
             )
+
+    def memory_flush(self) -> None:
+        self.touches.flush()

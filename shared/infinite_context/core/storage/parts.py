@@ -74,9 +74,12 @@ class StateStore(Protocol):
 
     def current_version(self, session_id: str) -> int: ...
 
-    def update_state(self, session_id: str, fn: UpdateFn, *, repair: bool = False) -> UpdateOutcome:
+    def update_state(
+        self, session_id: str, fn: UpdateFn, *, repair: bool = False, floor: int = 0
+    ) -> UpdateOutcome:
         """Compare-and-set: ``fn`` runs on the fresh state until its result is stored
-        (see states.py); ``repair=True`` hands ``fn`` None for a corrupt stored state."""
+        (see states.py); ``repair=True`` hands ``fn`` None for a corrupt stored state; the new
+        version is above ``floor`` too (a wiped store: identity.py)."""
         ...
 
     def history(self, session_id: str, limit: int | None = None) -> list[HistoryEntry]:
@@ -147,7 +150,13 @@ class MemoryIndex(Protocol):
         ...
 
     def memory_touch(self, session_id: str, items: list[MemoryItem]) -> None:
-        """Store access bookkeeping (accessed_at, access_count) without re-indexing."""
+        """Record access bookkeeping (accessed_at, access_count) without re-indexing. Buffered:
+        reads in this process see it at once, the store has it within about a second, before
+        this process's next memory write, and at ``memory_flush`` (touches.py)."""
+        ...
+
+    def memory_flush(self) -> None:
+        """Write buffered access bookkeeping now (``close`` does)."""
         ...
 
     def memory_get(self, session_id: str, ids: list[str]) -> dict[str, MemoryItem]: ...
@@ -160,6 +169,14 @@ class MemoryIndex(Protocol):
         """Newest first."""
         ...
 
+    def memory_ranked(
+        self, session_id: str, order: str, offset: int, limit: int
+    ) -> list[tuple[MemoryItem, float]]:
+        """Live items with their stored key, best first: ``order="rank"`` by the retention
+        standing with pins first (``scoring.rank_key``), or a content type's items by
+        ``accessed_at`` (the key in microseconds). Reads ``limit`` items, not the session."""
+        ...
+
     def memory_delete(self, session_id: str, ids: list[str]) -> int:
         """Really delete (the only operation that loses content); returns how many existed."""
         ...
@@ -167,11 +184,14 @@ class MemoryIndex(Protocol):
     def memory_search(
         self, session_id: str, terms: list[str], limit: int, archived: bool
     ) -> list[tuple[str, float]]:
-        """(item id, BM25 relevance >= 0), best first, among live or archived items."""
+        """(item id, BM25 relevance >= 0), best first (ties by id), among live or archived
+        items, with this session's statistics only; computed by storage/search.py on every
+        backend, so backends rank the same data the same way."""
         ...
 
     def memory_usage(self, session_id: str) -> tuple[int, int, int, int]:
-        """(live tokens, live items, pinned items, archived items)."""
+        """(live tokens, live items, live pinned items, archived items): running totals kept
+        in the same transaction as each write, never a scan."""
         ...
 
     def memory_export(self, session_id: str) -> list[IndexedItem]:

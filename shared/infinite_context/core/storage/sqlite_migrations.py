@@ -1,14 +1,21 @@
 """Numbered schema migrations for the SQLite store, tracked in ``PRAGMA user_version``.
 
 Append new steps; never edit a released one. Each step runs in one ``BEGIN IMMEDIATE``
-transaction, so two processes opening a fresh file at once apply it exactly once.
+transaction, so two processes opening a fresh file at once apply it exactly once. A step is SQL
+text (statements split with ``sqlite3.complete_statement``, so triggers work) or a function of
+the connection for data a statement cannot compute.
 """
 
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
 
-MIGRATIONS: list[tuple[int, str]] = [
+from .sqlite_memory_schema import upgrade_memory_index
+
+Step = str | Callable[[sqlite3.Connection], None]
+
+MIGRATIONS: list[tuple[int, Step]] = [
     (
         1,
         """
@@ -72,6 +79,7 @@ MIGRATIONS: list[tuple[int, str]] = [
         );
         """,
     ),
+    (4, upgrade_memory_index),
 ]
 
 LATEST = MIGRATIONS[-1][0]
@@ -96,8 +104,10 @@ def migrate(conn: sqlite3.Connection) -> int:
             if int(conn.execute("PRAGMA user_version").fetchone()[0]) >= number:
                 conn.execute("ROLLBACK")
                 continue
-            for statement in script.split(";"):
-                if statement.strip():
+            if callable(script):
+                script(conn)
+            else:
+                for statement in _statements(script):
                     conn.execute(statement)
             conn.execute(f"PRAGMA user_version = {number}")
             conn.execute("COMMIT")
@@ -105,3 +115,17 @@ def migrate(conn: sqlite3.Connection) -> int:
             conn.execute("ROLLBACK")
             raise
     return found
+
+
+def _statements(script: str) -> list[str]:
+    """Complete SQL statements of ``script`` (a trigger body's semicolons do not end it)."""
+    statements, current = [], ""
+    for line in script.splitlines(keepends=True):
+        current += line
+        if sqlite3.complete_statement(current):
+            if current.strip():
+                statements.append(current.strip())
+            current = ""
+    if current.strip():
+        statements.append(current.strip())
+    return statements
