@@ -40,6 +40,7 @@ from infinite_context.core.params import (
 
 from .. import package_version, text
 from .memory_tools import register as register_memory_tools
+from .warm import install as install_warm_up
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -125,6 +126,7 @@ def build_server(factory: Callable[[], ProjectBrain]) -> tuple[MCPServer, BrainH
         return _call(lambda b: fn(b.memory(client)))
 
     register_memory_tools(app, _memory)
+    install_warm_up(app, holder)  # opens the brain in the background after the handshake
 
     @app.tool(
         description="Merge what happened into the project brain (a new version; stored at once). "

@@ -15,7 +15,7 @@ from infinite_context.core.errors import InvalidInput
 
 # memory.model is loaded with the core models anyway; memory.working (search, compaction) is
 # imported by ProjectBrain.memory() on the first memory call, not at server start.
-from infinite_context.core.memory.model import CompactionReport, QueryHit
+from infinite_context.core.memory.model import CompactionReport, MemoryItem, QueryHit
 from infinite_context.core.params import (
     CompactTarget,
     Importance,
@@ -55,23 +55,50 @@ def _reply(text: str, data: Any) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=structured)
 
 
+#: replies are lean: items without their full content unless asked (issue 19)
+Full = Annotated[bool, Field(description="Return each item's full content too (default: a preview).")]
+PREVIEW_CHARS = 200
+
+
+def lean(item: MemoryItem, full: bool = False) -> dict[str, Any]:
+    """An item as the memory tools return it: every field but ``content``, plus ``preview`` (the
+    summary, else the first line, at most 200 characters); ``content`` too when ``full``."""
+    data = item.model_dump(mode="json", exclude=None if full else {"content"})
+    text = item.summary or next((line for line in item.live_text.splitlines() if line.strip()), "")
+    text = " ".join(text.split())
+    data["preview"] = text if len(text) <= PREVIEW_CHARS else text[: PREVIEW_CHARS - 1] + "…"
+    return data
+
+
+def _lines(items: list[MemoryItem], full: bool, scores: list[float] | None = None) -> str:
+    out = []
+    for n, item in enumerate(items):
+        line = memory_line(item) + (f" (score {scores[n]})" if scores is not None else "")
+        out.append(line + ("\n" + item.content if full else ""))
+    return "\n".join(out)
+
+
 def register(app: MCPServer, call: Call) -> None:
     @app.tool(
         name="recall",
         description="Call first: working-memory budget status and the items most worth keeping in mind.",
     )
-    def recall(limit: SearchLimit = 10, ctx: Context[Any, Any] | None = None) -> CallToolResult:
+    def recall(
+        limit: SearchLimit = 10, full: Full = False, ctx: Context[Any, Any] | None = None
+    ) -> CallToolResult:
         result = call(lambda m: m.recall(limit), client_name(ctx))
         b = result.budget
         head = (
             f"Budget: {b.used:,}/{b.budget:,} tokens ({b.percent}%), {b.items} items, "
             f"{b.pinned} pinned, {b.archived} archived."
         )
-        body = (
-            "\n".join(memory_line(i) for i in result.items)
-            or "(no items yet: `store` what you must not forget)"
-        )
-        return _reply(f"{head}\n{body}{compaction_text(result.compaction)}", result)
+        body = _lines(result.items, full) or "(no items yet: `store` what you must not forget)"
+        structured = {
+            "budget": result.budget.model_dump(mode="json"),
+            "items": [lean(i, full) for i in result.items],
+            "compaction": result.compaction.model_dump(mode="json") if result.compaction else None,
+        }
+        return _reply(f"{head}\n{body}{compaction_text(result.compaction)}", structured)
 
     @app.tool(name="store", description="Remember something (error, decision, code, note). Durable at once.")
     def store(
@@ -89,7 +116,8 @@ def register(app: MCPServer, call: Call) -> None:
             client_name(ctx),
         )
         return _reply(
-            f"Stored {item.id} ({item.content_type}, {item.tokens} tokens).{compaction_text(report)}", item
+            f"Stored {item.id} ({item.content_type}, {item.tokens} tokens).{compaction_text(report)}",
+            lean(item),
         )
 
     @app.tool(
@@ -100,10 +128,15 @@ def register(app: MCPServer, call: Call) -> None:
         limit: SearchLimit = 10,
         tags: Annotated[Tags | None, Field(description="Only items carrying all of these tags.")] = None,
         archived: Annotated[bool, Field(description="Search the archive instead.")] = False,
+        full: Full = False,
     ) -> CallToolResult:
         hits: list[QueryHit] = call(lambda m: m.query(query, limit, tags, archived))
-        text = "\n".join(f"{memory_line(h.item)} (score {h.score})" for h in hits) or "No match."
-        return _reply(text, {"items": hits})
+        text = _lines([h.item for h in hits], full, [h.score for h in hits]) or "No match."
+        found = [
+            {"item": lean(h.item, full), "score": h.score, "relevance": h.relevance, "retention": h.retention}
+            for h in hits
+        ]
+        return _reply(text, {"items": found})
 
     @app.tool(
         name="compact", description="Compact working memory now (summaries, dedup, eviction to the archive)."
@@ -124,17 +157,17 @@ def register(app: MCPServer, call: Call) -> None:
         restore: bool = False,
     ) -> CallToolResult:
         item = call(lambda m: m.update(id, content, summary, tags, importance, restore))
-        return _reply(f"Updated {memory_line(item)}", item)
+        return _reply(f"Updated {memory_line(item)}", lean(item))
 
     @app.tool(name="pin", description="Pin an item: compaction never touches it.")
     def pin(id: MemoryId) -> CallToolResult:
         item = call(lambda m: m.set_pinned(id, True))
-        return _reply(f"Pinned {item.id}.", item)
+        return _reply(f"Pinned {item.id}.", lean(item))
 
     @app.tool(name="unpin", description="Unpin an item.")
     def unpin(id: MemoryId) -> CallToolResult:
         item = call(lambda m: m.set_pinned(id, False))
-        return _reply(f"Unpinned {item.id}.", item)
+        return _reply(f"Unpinned {item.id}.", lean(item))
 
     @app.tool(
         name="forget", description="Delete an item for good (the only real delete; compaction archives)."
@@ -148,9 +181,10 @@ def register(app: MCPServer, call: Call) -> None:
         offset: PageOffset = 0,
         limit: PageLimit = 20,
         archived: bool = False,
+        full: Full = False,
     ) -> CallToolResult:
         items = call(lambda m: m.list_items(offset, limit, archived))
-        return _reply("\n".join(memory_line(i) for i in items) or "No items.", {"items": items})
+        return _reply(_lines(items, full) or "No items.", {"items": [lean(i, full) for i in items]})
 
     @app.tool(
         name="bulk_store",
@@ -159,7 +193,9 @@ def register(app: MCPServer, call: Call) -> None:
     )
     def bulk_store(items: Annotated[str, Field(description="A JSON array of objects.")]) -> CallToolResult:
         built, report = call(lambda m: m.bulk_store(_json_array(items)))
-        return _reply(f"Stored {len(built)} items.{compaction_text(report)}", {"items": built})
+        return _reply(
+            f"Stored {len(built)} items.{compaction_text(report)}", {"items": [lean(i) for i in built]}
+        )
 
     @app.tool(
         name="export",
