@@ -11,15 +11,22 @@ STAMP  := $(VENV)/.installed-stamp
 setup: $(STAMP)
 
 $(STAMP): pyproject.toml
+	@echo "==> creating $(VENV) with $(PYTHON) ($$($(PYTHON) --version))"
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[dev]'
+	@echo "==> installing infinite-context and its dependencies into $(VENV) (about a minute the first time)"
+	$(PY) -m pip install --progress-bar on --disable-pip-version-check -e '.[dev]' | grep -E '^(Collecting|Successfully)' || true
 	# An editable install leaves our modules uncompiled; hooks start on every tool call.
 	$(PY) -m compileall -q shared server notebook >/dev/null
+	$(PY) -c 'import infinite_context.server.cli'  # the grep above hides pip's status: check the result
 	touch $(STAMP)
 
 run: setup
 	$(PY) scripts/demo.py
+	@echo
+	@echo "The infinite-context command is in $(abspath $(VENV))/bin. To use it from anywhere:"
+	@echo "  export PATH=\"$(abspath $(VENV))/bin:\$$PATH\"    # this shell"
+	@echo "  ln -s $(abspath $(VENV))/bin/infinite-context ~/.local/bin/    # for good (or: pipx install .)"
 
 # Real clients the tests drive (Claude Code CLI), pinned by tools/package-lock.json.
 tools: tools/node_modules/.package-lock.json
@@ -47,8 +54,9 @@ extension/node_modules/.package-lock.json: extension/package.json extension/pack
 test: setup tools lint extension
 	$(PY) -m pytest
 
-# Real VS Code: code-server + headless Chromium install the .vsix, run the Checkpoint command
-# from the palette and read the status bar (screenshots in e2e/screenshots/).
+# Real VS Code: code-server + headless Chromium install the .vsix in a two-folder workspace and
+# drive it as a person would: status item per folder, menu, checkpoint editor, read-only Resume,
+# History -> diff editor, an interpreter without the package (screenshots in e2e/screenshots/).
 e2e: setup extension
 	bash e2e/setup.sh
 	IC_PYTHON=$(abspath $(PY)) node e2e/vscode-e2e.mjs

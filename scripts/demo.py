@@ -2,8 +2,9 @@
 
 Session 1 talks to `infinite-context mcp` over stdio (as Claude Code does) and checkpoints three
 times; the server process then exits, as on /clear; session 2 is a brand-new server process that
-resumes and shows what survived. The demo project is a temporary folder; the store is the real
-default file in your user data dir (see `infinite-context doctor`).
+resumes and shows what survived. The demo project and its store (an SQLite file, the same kind
+as the default in your user data dir) live in one temporary folder, removed at the end: the demo
+leaves nothing behind and never touches your real brain.
 """
 
 from __future__ import annotations
@@ -32,21 +33,21 @@ STEPS = [
 ]
 
 
-def make_project() -> Path:
-    root = Path(tempfile.mkdtemp(prefix="infinite-context-demo-"))
-    (root / "src").mkdir()
+def make_project(parent: Path) -> Path:
+    root = parent / "todo-app"
+    (root / "src").mkdir(parents=True)
     (root / "templates").mkdir()
     for rel in ("src/auth.py", "src/app.py", "templates/reset.html"):
         (root / rel).write_text("# demo\n")
     return root
 
 
-async def session(project: Path, work: bool) -> None:
+async def session(project: Path, env: dict[str, str], work: bool) -> None:
     params = StdioServerParameters(
         command=sys.executable,
         args=["-m", "infinite_context.server", "mcp"],
         cwd=str(project),
-        env=dict(os.environ),
+        env=env,
     )
     async with stdio_client(params) as (read, write), ClientSession(read, write) as s:
         await s.initialize()
@@ -64,11 +65,18 @@ async def session(project: Path, work: bool) -> None:
 
 
 def main() -> None:
-    project = make_project()
-    console.rule(f"session 1 in {project}")
-    asyncio.run(session(project, work=True))
-    console.rule("/clear: the MCP server exits; a new one starts")
-    asyncio.run(session(project, work=False))
+    with tempfile.TemporaryDirectory(prefix="infinite-context-demo-") as tmp:
+        project = make_project(Path(tmp))
+        # The demo's own data folder: its brain, cursors and logs stay in the temp folder.
+        env = {
+            k: v for k, v in os.environ.items() if not k.startswith("INFINITE_CONTEXT_") and k != "REDIS_URL"
+        }
+        env["INFINITE_CONTEXT_DATA_DIR"] = str(Path(tmp) / "data")
+        console.rule(f"session 1 in {project}")
+        asyncio.run(session(project, env, work=True))
+        console.rule("/clear: the MCP server exits; a new one starts")
+        asyncio.run(session(project, env, work=False))
+    console.print("[dim]The demo's project and store were temporary and are removed.[/]")
 
 
 if __name__ == "__main__":

@@ -27,7 +27,83 @@ from infinite_context.core.storage import Store, open_store
 from .redis_servers import RedisCluster, RedisServer, free_port, start_cluster
 
 REPO = Path(__file__).resolve().parents[1]
-FIXTURES = REPO.parent / "shared" / "fixtures" / "claude-code"
+#: Real Claude Code transcripts, kept beside the repository (``../shared/fixtures``), not in it.
+#: Without them the tests that read them are skipped, saying why (``IC_TEST_FIXTURES`` moves them).
+FIXTURES = Path(os.environ.get("IC_TEST_FIXTURES") or REPO.parent / "shared" / "fixtures" / "claude-code")
+FIXTURES_MISSING = (
+    f"needs the Claude Code transcript fixtures in {FIXTURES} (the team's ../shared folder beside the "
+    "repository; set IC_TEST_FIXTURES to use another folder)"
+)
+
+
+def _under_fixtures(value: object) -> bool:
+    if isinstance(value, Path):
+        return str(value).startswith(str(FIXTURES))
+    if isinstance(value, (list, tuple)):
+        return any(_under_fixtures(v) for v in value)
+    return False
+
+
+def _uses_fixtures(item: pytest.Item) -> bool:
+    """The test, or a fixture it uses, reads FIXTURES (directly or through a module constant:
+    a path, or a list of paths, under it)."""
+    import inspect
+
+    module = getattr(item, "module", None)
+    names = {"FIXTURES"}
+    if module is not None:
+        names |= {name for name, value in vars(module).items() if _under_fixtures(value)}
+        for name, value in vars(module).items():  # a helper function that reads them
+            if inspect.isfunction(value) and not name.startswith("test_"):
+                try:
+                    helper = inspect.getsource(value)
+                except (OSError, TypeError):
+                    continue
+                if "FIXTURES" in helper:
+                    names.add(name)
+    functions = [getattr(item, "function", None)]
+    info = getattr(item, "_fixtureinfo", None)
+    if info is not None:
+        functions += [d.func for defs in info.name2fixturedefs.values() for d in defs]
+    for fn in functions:
+        try:
+            source = inspect.getsource(fn) if fn is not None else ""
+        except (OSError, TypeError):
+            continue
+        if any(name in source for name in names):
+            return True
+    return False
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if FIXTURES.is_dir():
+        return
+    skip = pytest.mark.skip(reason=FIXTURES_MISSING)
+    for item in items:
+        if _uses_fixtures(item):
+            item.add_marker(skip)
+
+
+_XDG_DATA_HOME: str | None = None
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Anything that escapes a test's own data folder (a process started with a hand-made
+    environment) lands in this run's temp folder, never in the user's real data dir."""
+    import tempfile
+
+    global _XDG_DATA_HOME
+    _XDG_DATA_HOME = tempfile.mkdtemp(prefix="ic-tests-xdg-")
+    os.environ["XDG_DATA_HOME"] = _XDG_DATA_HOME
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    import shutil
+
+    if _XDG_DATA_HOME is not None:
+        shutil.rmtree(_XDG_DATA_HOME, ignore_errors=True)
+
+
 PYTHON = sys.executable
 
 

@@ -89,7 +89,7 @@ def test_piped_output_is_markdown_and_diff_is_never_cropped(store_url: str, proj
     assert cli(store_url, project_dir, "resume", "--format", "md")[1] == out
 
     code, out, _ = cli(store_url, project_dir, "history")
-    assert code == 0 and out.startswith("| version |") and "fix List\\<T\\> word0" in out
+    assert code == 0 and out.startswith("| version |") and "fix List\\<T> word0" in out
 
     code, out, _ = cli(store_url, project_dir, "status")
     assert "1 recent change" in out or "recent changes" in out

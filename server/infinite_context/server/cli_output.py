@@ -13,6 +13,7 @@ command line (``-m`` or ``--message``, whichever was used).
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
@@ -76,10 +77,9 @@ def _cell(text: str) -> str:
 
 
 def md_escape(text: str) -> str:
-    """User text made literal in Markdown: ``<T>`` stays ``<T>`` (not an HTML tag), ``*`` stays."""
-    from infinite_context.core.markdown import escape_markdown
-
-    return escape_markdown(text)
+    """User text kept literal in Markdown that people also read raw (a pipe, a file): ``<T>`` is
+    not taken for an HTML tag (``\\<T>``); names like ``API_KEY`` are left as written."""
+    return re.sub(r"([\\<`])", r"\\\1", text)
 
 
 def history_md(items: list[HistorySummary]) -> str:
