@@ -19,9 +19,9 @@ import math
 import re
 from collections import Counter
 from collections.abc import Callable, Iterator
-from itertools import chain
 from dataclasses import dataclass, field
 from datetime import datetime
+from itertools import chain
 
 from ..text import SEARCH_STOP_WORDS
 from .model import MemoryItem
@@ -97,12 +97,12 @@ def duplicates(items: list[MemoryItem], scores: dict[str, float]) -> Iterator[st
     gone: set[str] = set()
     sizes = {i: len(s) for i, s in sets.items()}
     for item in sorted(items, key=lambda i: scores[i.id]):
-        mine, size = item.id, sizes[item.id]
+        this, size = item.id, sizes[item.id]
         if not size:
             continue
         low, high = DUPLICATE_OVERLAP * size, size / DUPLICATE_OVERLAP  # the size filter
-        mask, score, seen, checks, hit = masks[mine], scores[mine], {mine}, 0, False
-        for term in prefixes[mine]:
+        mask, score, seen, checks, hit = masks[this], scores[this], {this}, 0, False
+        for term in prefixes[this]:
             for other in index[term]:
                 if scores[other] < score:
                     break
@@ -121,8 +121,8 @@ def duplicates(items: list[MemoryItem], scores: dict[str, float]) -> Iterator[st
             if hit or checks >= MAX_CHECKS:
                 break
         if hit:
-            gone.add(mine)
-            yield mine
+            gone.add(this)
+            yield this
 
 
 def plan(items: list[MemoryItem], target: int, count: Callable[[str], int], now: datetime) -> Plan:
