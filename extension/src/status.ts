@@ -37,20 +37,35 @@ export function compact(tokens: number): string {
   return String(tokens);
 }
 
-/** The status bar text: context use if a Claude Code session is live, else the memory budget. */
-export function statusText(b: Budget | undefined): string {
+/** User text made literal in a MarkdownString: `List<T>` stays `List<T>`, `*x*` stays `*x*`. */
+export function escapeMarkdown(text: string): string {
+  return text.replace(/[\\`*_{}[\]()#+\-.!|<>~&]/g, "\\$&");
+}
+
+/** Status bar text can hold `$(icon)` syntax: user text must not start one. */
+function plainLabel(text: string): string {
+  return text.replace(/\$\(/g, "$\u200b(");
+}
+
+/**
+ * The status bar text: context use if a Claude Code session is live, else the memory budget.
+ * `folder` (the workspace folder's name) is shown when more than one folder is open.
+ */
+export function statusText(b: Budget | undefined, folder?: string): string {
+  const where = folder ? ` ${plainLabel(folder)}` : "";
   if (!b) {
-    return "$(history) Infinite Context";
+    return folder ? `$(history)${where}` : "$(history) Infinite Context";
   }
   const version = b.version > 0 ? ` · v${b.version}` : " · no checkpoint";
   const refining = b.refining ? " $(sync~spin)" : "";
+  const sep = folder ? " ·" : "";
   if (b.contextTokens != null && b.contextWindow) {
-    return `$(history) ${compact(b.contextTokens)}/${compact(b.contextWindow)}${version}${refining}`;
+    return `$(history)${where}${sep} ${compact(b.contextTokens)}/${compact(b.contextWindow)}${version}${refining}`;
   }
   if (b.memoryTokens != null && b.memoryBudget) {
-    return `$(history) mem ${compact(b.memoryTokens)}/${compact(b.memoryBudget)}${version}${refining}`;
+    return `$(history)${where}${sep} mem ${compact(b.memoryTokens)}/${compact(b.memoryBudget)}${version}${refining}`;
   }
-  return `$(history)${version}${refining}`;
+  return `$(history)${where}${version}${refining}`;
 }
 
 /** Warning at >= 75% of the context window, error at >= 90%. */
@@ -82,12 +97,12 @@ export function age(iso: string | null | undefined, now: Date = new Date()): str
   return `${Math.floor(seconds / 86400)} d ago`;
 }
 
-/** Markdown for the status bar tooltip. */
-export function tooltip(b: Budget | undefined, now: Date = new Date()): string {
+/** Markdown for the status bar tooltip (every piece of user text escaped). */
+export function tooltip(b: Budget | undefined, now: Date = new Date(), folder?: string): string {
   if (!b) {
     return "Infinite Context: starting the language server…";
   }
-  const lines = ["**Infinite Context**", ""];
+  const lines = [folder ? `**Infinite Context** · ${escapeMarkdown(folder)}` : "**Infinite Context**", ""];
   if (b.contextTokens != null && b.contextWindow) {
     const pct = Math.round((100 * b.contextTokens) / b.contextWindow);
     lines.push(`- Context: ${b.contextTokens.toLocaleString("en")} / ${b.contextWindow.toLocaleString("en")} tokens (${pct}%)`);
@@ -100,17 +115,18 @@ export function tooltip(b: Budget | undefined, now: Date = new Date()): string {
   lines.push(
     b.version > 0
       ? `- Checkpoint v${b.version}, ${age(b.lastCheckpoint, now)}, merged by ${b.mergedBy ?? "?"}`
-      : "- No checkpoint yet: click to make one",
+      : "- No checkpoint yet: Checkpoint (in the menu) saves what you are working on",
   );
   if (b.refining) {
-    lines.push(`- Refining with ${b.refining}`);
+    lines.push(`- Refining with ${escapeMarkdown(b.refining)}`);
   }
   if (b.currentTask) {
-    lines.push(`- Current task: ${b.currentTask}`);
+    lines.push(`- Current task: ${escapeMarkdown(b.currentTask)}`);
   }
   if (b.store) {
-    lines.push(`- Store: \`${b.store}\``);
+    lines.push(`- Store: ${escapeMarkdown(b.store)}`);
   }
+  lines.push("", "_Click for the menu: checkpoint, resume, history, rollback, settings, logs._");
   return lines.join("\n");
 }
 
@@ -129,4 +145,100 @@ export function historyItems(items: HistoryItem[], current: number): PickItem[] 
     detail: h.first_line || "(no task)",
     version: h.version,
   }));
+}
+
+/** Why the language server cannot start, from the interpreter check's outcome. */
+export interface StartProblem {
+  kind: "no-interpreter" | "not-installed" | "failed";
+  message: string;
+}
+
+export function startProblem(python: string, code: string | number | null | undefined, stderr: string): StartProblem {
+  if (code === "ENOENT" || code === "EACCES") {
+    return { kind: "no-interpreter", message: `the Python interpreter ${python} was not found (or cannot run).` };
+  }
+  const missing = /No module named '?(infinite_context[\w.]*|pygls[\w.]*)'?/.exec(stderr);
+  if (missing) {
+    return {
+      kind: "not-installed",
+      message: `${python} does not have infinite-context installed (No module named '${missing[1]}').`,
+    };
+  }
+  const last = stderr.trim().split(/\r?\n/).filter(Boolean).pop() ?? `exit status ${String(code)}`;
+  return { kind: "failed", message: `${python} -m infinite_context.server failed: ${last}` };
+}
+
+/** Status bar text and tooltip for the error state. */
+export function errorTooltip(problem: StartProblem): string {
+  return [
+    "**Infinite Context cannot start**",
+    "",
+    escapeMarkdown(problem.message),
+    "",
+    "Click for: Select Interpreter, Install into this interpreter, Open Settings, Show Logs.",
+  ].join("\n");
+}
+
+export interface MenuItem {
+  label: string;
+  description?: string;
+  detail?: string;
+  command: string;
+}
+
+/** The status item's menu: what a person can do here, in the order they reach for it. */
+export function menuItems(running: boolean, problem: StartProblem | undefined, folder?: string, multiRoot = false): MenuItem[] {
+  if (problem) {
+    return [
+      { label: "$(error) Infinite Context cannot start", detail: problem.message, command: "infiniteContext.showLogs" },
+      { label: "$(symbol-misc) Select Interpreter…", description: "a Python with infinite-context", command: "infiniteContext.selectInterpreter" },
+      { label: "$(cloud-download) Install into this interpreter", description: "pip install infinite-context", command: "infiniteContext.installServer" },
+      { label: "$(gear) Open Settings", command: "infiniteContext.openSettings" },
+      { label: "$(output) Show Logs", command: "infiniteContext.showLogs" },
+      { label: "$(refresh) Restart Server", command: "infiniteContext.restartServer" },
+    ];
+  }
+  const items: MenuItem[] = [
+    { label: "$(edit) Checkpoint…", description: "save what was done, decided and is next", command: "infiniteContext.checkpoint" },
+    { label: "$(book) Resume", description: "open the project brain (read-only)", command: "infiniteContext.resume" },
+    { label: "$(history) History…", description: "view, compare or restore a version", command: "infiniteContext.showHistory" },
+    { label: "$(discard) Rollback…", description: "restore an earlier version", command: "infiniteContext.rollback" },
+    { label: "$(info) Status", command: "infiniteContext.showStatus" },
+  ];
+  if (multiRoot) {
+    items.push({ label: "$(root-folder) Switch Folder…", description: folder ? `now: ${folder}` : undefined, command: "infiniteContext.selectFolder" });
+  }
+  items.push(
+    { label: "$(gear) Settings", command: "infiniteContext.openSettings" },
+    { label: "$(output) Logs", command: "infiniteContext.showLogs" },
+    { label: "$(plug) Connect Claude Code", command: "infiniteContext.connectClaudeCode" },
+    { label: running ? "$(refresh) Restart Server" : "$(play) Start Server", command: "infiniteContext.restartServer" },
+  );
+  return items;
+}
+
+const TEMPLATE_END = "-->";
+
+/** The multi-line checkpoint editor's text: an instruction comment, then the draft. */
+export function checkpointTemplate(folder: string, draft: string): string {
+  return [
+    `<!-- Checkpoint for "${folder.replace(/-->/g, "")}": what was done, decided and is next`,
+    "     (Done: / Current task: / Decided: / Files: path/to/file).",
+    "     Ctrl+Enter (or the check mark above) saves it into the project brain.",
+    "     Close the tab to keep this draft for later. This comment is not sent. -->",
+    "",
+    draft,
+  ].join("\n");
+}
+
+/** What the checkpoint editor holds, without the instruction comment; "" if nothing. */
+export function checkpointText(text: string): string {
+  const trimmed = text.replace(/^\uFEFF/, "");
+  if (trimmed.trimStart().startsWith("<!--")) {
+    const end = trimmed.indexOf(TEMPLATE_END);
+    if (end >= 0) {
+      return trimmed.slice(end + TEMPLATE_END.length).trim();
+    }
+  }
+  return trimmed.trim();
 }

@@ -1,7 +1,21 @@
 import { strict as assert } from "node:assert";
 import { test } from "node:test";
 
-import { age, Budget, compact, historyItems, level, statusText, tooltip } from "../status";
+import {
+  age,
+  Budget,
+  checkpointTemplate,
+  checkpointText,
+  compact,
+  errorTooltip,
+  escapeMarkdown,
+  historyItems,
+  level,
+  menuItems,
+  startProblem,
+  statusText,
+  tooltip,
+} from "../status";
 
 const base: Budget = { folderUri: "file:///p", version: 7, contextTokens: 142_000, contextWindow: 200_000 };
 
@@ -56,4 +70,53 @@ test("rollback quick pick items", () => {
       ["v2", "2026-01-01 09:00 · gemini:x", "(no task)", 2],
     ],
   );
+});
+
+test("multi-root: the item names the folder", () => {
+  assert.equal(statusText(base, "beta"), "$(history) beta · 142k/200k · v7");
+  assert.equal(statusText({ folderUri: "f", version: 0 }, "beta"), "$(history) beta · no checkpoint");
+  assert.equal(statusText(undefined, "beta"), "$(history) beta");
+  assert.equal(statusText(undefined, "$(bug)x"), "$(history) $\u200b(bug)x"); // a folder name is not an icon
+  assert.match(tooltip(base, new Date(), "be_ta"), /\*\*Infinite Context\*\* · be\\_ta/);
+});
+
+test("user text is escaped in Markdown: <T> stays literal", () => {
+  assert.equal(escapeMarkdown("List<T> & *x*"), "List\\<T\\> \\& \\*x\\*");
+  const tip = tooltip({ ...base, currentTask: "fix List<T>" });
+  assert.match(tip, /Current task: fix List\\<T\\>/);
+  assert.ok(!tip.includes("List<T>"));
+});
+
+test("start problems name the cause", () => {
+  assert.equal(startProblem("/x/python", "ENOENT", "").kind, "no-interpreter");
+  const missing = startProblem("/usr/bin/python3", 1, "Traceback...\n/usr/bin/python3: No module named infinite_context\n");
+  assert.equal(missing.kind, "not-installed");
+  assert.match(missing.message, /\/usr\/bin\/python3 does not have infinite-context installed/);
+  assert.match(startProblem("p", 1, "boom\nValueError: bad\n").message, /ValueError: bad/);
+  assert.match(errorTooltip(missing), /Select Interpreter/);
+});
+
+test("menu: actions when running, remedies when the server cannot start", () => {
+  const running = menuItems(true, undefined, "beta", true).map((i) => i.command);
+  assert.deepEqual(running.slice(0, 4), [
+    "infiniteContext.checkpoint",
+    "infiniteContext.resume",
+    "infiniteContext.showHistory",
+    "infiniteContext.rollback",
+  ]);
+  assert.ok(running.includes("infiniteContext.selectFolder") && running.includes("infiniteContext.openSettings"));
+  assert.ok(!menuItems(true, undefined, "a", false).some((i) => i.command === "infiniteContext.selectFolder"));
+  const broken = menuItems(false, { kind: "not-installed", message: "m" }).map((i) => i.command);
+  for (const command of ["selectInterpreter", "installServer", "openSettings", "showLogs"]) {
+    assert.ok(broken.includes(`infiniteContext.${command}`), command);
+  }
+});
+
+test("checkpoint editor keeps line breaks and drops only its instructions", () => {
+  const draft = "Done: parser for List<T>\n\nCurrent task: tests\n  - indented line";
+  const text = checkpointTemplate("beta", draft);
+  assert.ok(text.startsWith("<!-- Checkpoint for \"beta\""));
+  assert.equal(checkpointText(text), draft);
+  assert.equal(checkpointText(checkpointTemplate("beta", "")), "");
+  assert.equal(checkpointText("no header\nline 2"), "no header\nline 2");
 });
