@@ -63,9 +63,11 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+#: Read by people (the editor's Resume, a notebook, a terminal) and by assistants alike.
 EMPTY_RESUME = (
-    "# Project context\n\nNo checkpoint yet for this project. Call `checkpoint` with what you are "
-    "working on (task, files, decisions) to start one.\n"
+    "# Project context\n\nNo checkpoint yet for this project. A checkpoint saves what you are "
+    "working on (task, files, decisions): Checkpoint in the editor, `%checkpoint` in a notebook, "
+    "`infinite-context checkpoint -m ...` in a terminal, or the `checkpoint` tool for an assistant.\n"
 )
 
 
