@@ -31,7 +31,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from functools import partial
-from typing import TYPE_CHECKING, Any, get_args
+from typing import TYPE_CHECKING, Any, cast, get_args
 
 from ..errors import ConflictError
 from ..memory.model import ContentType, MemoryItem
@@ -44,6 +44,7 @@ from .touches import TouchBuffer, apply_access, micros
 if TYPE_CHECKING:
     from redis.client import Pipeline
     from redis.cluster import ClusterPipeline
+    from redis.typing import EncodableT, FieldT
 
 WATCH_ATTEMPTS = 20
 SCHEMA = "2"
@@ -99,6 +100,68 @@ class _Meta:
 
 def _meta(seq: int, dl: int, item: MemoryItem) -> str:
     return f"{seq} {dl} {item.tokens} {int(item.archived)} {int(item.pinned)} {item.content_type}"
+
+
+class _Batch:
+    """Commands of one write grouped by key, so a MULTI holds one command per key (ZADD with
+    every member, HSET with every field) instead of one per item and key: a bulk store of 500
+    items or a compaction archiving 1,000 is a few thousand commands, not tens of thousands.
+    Removals of a key run before its additions (re-indexing removes then adds a posting)."""
+
+    def __init__(self) -> None:
+        self.deleted: list[str] = []
+        self.removed: dict[tuple[str, str], dict[str, None]] = {}
+        self.added: dict[tuple[str, str], dict[str, Any]] = {}
+        self.increments: dict[tuple[str, str], int] = {}
+
+    def delete(self, key: str) -> None:
+        self.deleted.append(key)
+
+    def _remove(self, kind: str, key: str, member: str) -> None:
+        self.removed.setdefault((kind, key), {})[member] = None
+
+    def hdel(self, key: str, member: str) -> None:
+        self._remove("hash", key, member)
+
+    def zrem(self, key: str, member: str) -> None:
+        self._remove("zset", key, member)
+
+    def srem(self, key: str, member: str) -> None:
+        self._remove("set", key, member)
+
+    def hset(self, key: str, member: str, value: Any) -> None:
+        self.added.setdefault(("hash", key), {})[member] = value
+
+    def zadd(self, key: str, mapping: dict[str, float], xx: bool = False) -> None:
+        self.added.setdefault(("zset-xx" if xx else "zset", key), {}).update(mapping)
+
+    def sadd(self, key: str, member: str) -> None:
+        self.added.setdefault(("set", key), {})[member] = None
+
+    def hincrby(self, key: str, name: str, delta: int) -> None:
+        self.increments[(key, name)] = self.increments.get((key, name), 0) + delta
+
+    def emit(self, pipe: Pipeline | ClusterPipeline) -> None:
+        for key in sorted(set(self.deleted)):
+            pipe.delete(key)
+        for (kind, key), members in self.removed.items():
+            names = list(members)
+            if kind == "hash":
+                pipe.hdel(key, *names)
+            elif kind == "zset":
+                pipe.zrem(key, *names)
+            else:
+                pipe.srem(key, *names)
+        for (kind, key), values in self.added.items():
+            if kind == "hash":
+                pipe.hset(key, mapping=cast("dict[FieldT, EncodableT]", values))
+            elif kind.startswith("zset"):
+                pipe.zadd(key, values, xx=kind == "zset-xx")
+            else:
+                pipe.sadd(key, *values)
+        for (key, name), delta in self.increments.items():
+            if delta:
+                pipe.hincrby(key, name, delta)
 
 
 class _Postings:
@@ -183,7 +246,7 @@ class RedisMemory:
         return found
 
     # ---- writes -------------------------------------------------------------------------------
-    def _transaction(self, session_id: str, ids: list[str], queue: Any) -> None:
+    def _transaction(self, session_id: str, ids: list[str], queue: Any, with_terms: bool = True) -> None:
         """Run ``queue(pipe, old_meta, old_terms)`` in a MULTI that fails if ``meta`` changed
         since the old rows were read (another writer): then read again and retry."""
         import redis
@@ -196,13 +259,15 @@ class RedisMemory:
                     try:
                         pipe.watch(meta_key)
                         metas = pipe.hmget(meta_key, ids) if ids else []
-                        terms = pipe.hmget(terms_key, ids) if ids else []
+                        terms = pipe.hmget(terms_key, ids) if ids and with_terms else []
                         old = {i: _Meta(v) for i, v in zip(ids, metas, strict=True) if v is not None}
                         old_terms = {
-                            i: _vocabulary(v) for i, v in zip(ids, terms, strict=True) if v is not None
+                            i: _vocabulary(v) for i, v in zip(ids, terms, strict=False) if v is not None
                         }
                         pipe.multi()
-                        queue(pipe, old, old_terms)
+                        batch = _Batch()
+                        queue(batch, old, old_terms)
+                        batch.emit(pipe)
                         pipe.set(self._m(session_id, "schema"), SCHEMA)
                         pipe.execute()
                         return
@@ -227,7 +292,7 @@ class RedisMemory:
         )
         first -= len(items) - 1
 
-        def queue(pipe: Pipeline | ClusterPipeline, old: dict[str, _Meta], old_terms: dict[str, Any]) -> None:
+        def queue(pipe: _Batch, old: dict[str, _Meta], old_terms: dict[str, Any]) -> None:
             for key in sorted(drop):  # schema 1 keys replaced in the same MULTI
                 pipe.delete(key)
             used = docs = length = 0
@@ -258,7 +323,7 @@ class RedisMemory:
             return
         self._ready(session_id)
 
-        def queue(pipe: Pipeline | ClusterPipeline, old: dict[str, _Meta], _terms: dict[str, Any]) -> None:
+        def queue(pipe: _Batch, old: dict[str, _Meta], _terms: dict[str, Any]) -> None:
             used = 0
             for item in items:
                 before = old.get(item.id)
@@ -268,11 +333,11 @@ class RedisMemory:
                 used += (0 if item.archived else item.tokens) - before.live_tokens
             self._queue_stats(pipe, session_id, used=used)
 
-        self._transaction(session_id, [i.id for i in items], queue)
+        self._transaction(session_id, [i.id for i in items], queue, with_terms=False)
 
     def _queue_item(
         self,
-        pipe: Pipeline | ClusterPipeline,
+        pipe: _Batch,
         sid: str,
         item: MemoryItem,
         before: _Meta | None,
@@ -300,7 +365,7 @@ class RedisMemory:
         else:
             pipe.srem(self._m(sid, "pinned"), item.id)
 
-    def _queue_stats(self, pipe: Pipeline | ClusterPipeline, sid: str, **deltas: int) -> None:
+    def _queue_stats(self, pipe: _Batch, sid: str, **deltas: int) -> None:
         for name, delta in deltas.items():
             pipe.hincrby(self._m(sid, "stats"), name, delta)
 
@@ -309,12 +374,14 @@ class RedisMemory:
 
     def _write_touches(self, session_id: str, items: list[MemoryItem]) -> None:
         def write() -> None:
-            pipe = self._client.pipeline(transaction=False)
+            batch = _Batch()
             for item in items:
                 accessed = micros(item.accessed_at)
-                pipe.hset(self._m(session_id, "access"), item.id, f"{accessed} {item.access_count}")
-                pipe.zadd(self._m(session_id, "rank"), {item.id: rank_key(item)}, xx=True)
-                pipe.zadd(self._m(session_id, f"recent:{item.content_type}"), {item.id: accessed}, xx=True)
+                batch.hset(self._m(session_id, "access"), item.id, f"{accessed} {item.access_count}")
+                batch.zadd(self._m(session_id, "rank"), {item.id: rank_key(item)}, xx=True)
+                batch.zadd(self._m(session_id, f"recent:{item.content_type}"), {item.id: accessed}, xx=True)
+            pipe = self._client.pipeline(transaction=False)
+            batch.emit(pipe)
             pipe.execute()
 
         self._guard(write)
@@ -328,7 +395,7 @@ class RedisMemory:
         self.touches.forget(session_id, ids)
         deleted: list[int] = []
 
-        def queue(pipe: Pipeline | ClusterPipeline, old: dict[str, _Meta], old_terms: dict[str, Any]) -> None:
+        def queue(pipe: _Batch, old: dict[str, _Meta], old_terms: dict[str, Any]) -> None:
             deleted[:] = [len(old)]
             used = length = 0
             for item_id, before in old.items():

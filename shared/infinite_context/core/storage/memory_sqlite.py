@@ -28,6 +28,7 @@ CHUNK = 500
 DF_DRIFT = 0.02
 DF_CACHE = 10_000
 WAL_CHECKPOINT_PAGES = 8000
+CACHE_KIB = 32 * 1024
 _ITEM = "SELECT item, accessed_at, access_count FROM memory_items"
 
 
@@ -81,6 +82,9 @@ class SQLiteMemory:
         # A store writes ~40 posting pages; checkpointing every 1,000 WAL pages (the default)
         # put a checkpoint (and its fsync) in one store out of 25, i.e. in the p95.
         db.guard(lambda: db.conn.execute(f"PRAGMA wal_autocheckpoint = {WAL_CHECKPOINT_PAGES}"))
+        # Posting lists of a large memory are read term by term: keep them in SQLite's cache
+        # (2 MB by default) rather than re-reading them from the OS on every query.
+        db.guard(lambda: db.conn.execute(f"PRAGMA cache_size = -{CACHE_KIB}"))
         self.touches = TouchBuffer(self._write_touches)
         self._numbers: dict[str, int] = {}
         #: (session number, term) -> (df, the session's item count when counted)

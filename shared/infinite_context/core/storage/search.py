@@ -30,7 +30,7 @@ IDF_FLOOR = 1e-6
 #: a term whose idf is below this is skipped when a more selective term is in the query
 NEGLIGIBLE_IDF = 0.1
 #: postings read per term at most (the newest ones)
-FULL_READ = 512
+FULL_READ = 256
 #: candidates whose counts for a capped term are looked up directly
 COMPLETE = 50
 #: query terms used at most (the most selective ones)
