@@ -31,199 +31,25 @@ from __future__ import annotations
 import json
 from collections import Counter
 from functools import partial
-from typing import TYPE_CHECKING, Any, cast, get_args
+from typing import TYPE_CHECKING, Any, get_args
 
 from ..errors import ConflictError
 from ..memory.model import ContentType, MemoryItem
 from ..memory.scoring import rank_key
 from . import search
+from .memory_redis_rows import Batch, Meta, Postings, meta_row, parse, posting, text, vocabulary
 from .parts import IndexedItem, IndexTerms
 from .redis_conn import RedisConnection
-from .touches import TouchBuffer, apply_access, micros
+from .touches import TouchBuffer, micros
 
 if TYPE_CHECKING:
-    from redis.client import Pipeline
-    from redis.cluster import ClusterPipeline
-    from redis.typing import EncodableT, FieldT
+    pass
 
 WATCH_ATTEMPTS = 20
 SCHEMA = "2"
 TF_CAP = 255
 CONTENT_TYPES: tuple[str, ...] = get_args(ContentType)
 READ_CHUNK = 1000
-
-
-def _s(value: Any) -> str:
-    return value.decode() if isinstance(value, bytes) else str(value)
-
-
-def _parse(raw: Any, access: Any = None) -> MemoryItem | None:
-    if raw is None:
-        return None
-    try:
-        item = MemoryItem.model_validate_json(raw)
-    except ValueError:
-        return None
-    if access is not None:
-        accessed, count = _s(access).split()
-        apply_access(item, int(accessed), int(count))
-    return item
-
-
-def _posting(seq: int, body_tf: int, tag_tf: int) -> int:
-    return seq * 65536 + min(body_tf, TF_CAP) * 256 + min(tag_tf, TF_CAP)
-
-
-def _decode(score: float) -> tuple[int, int]:
-    value = int(score)
-    return (value // 256) % 256, value % 256
-
-
-def _vocabulary(raw: Any) -> dict[str, Any]:
-    """An item's indexed terms from ``terms``: JSON counts, or schema 1's space-separated words."""
-    text = _s(raw)
-    return dict(json.loads(text)) if text.startswith("{") else dict.fromkeys(text.split())
-
-
-class _Meta:
-    """One item's row in ``meta``."""
-
-    def __init__(self, raw: Any) -> None:
-        seq, dl, tokens, archived, pinned, content_type = _s(raw).split()
-        self.seq, self.dl, self.tokens = int(seq), int(dl), int(tokens)
-        self.archived, self.pinned, self.content_type = archived == "1", pinned == "1", content_type
-
-    @property
-    def live_tokens(self) -> int:
-        return 0 if self.archived else self.tokens
-
-
-def _meta(seq: int, dl: int, item: MemoryItem) -> str:
-    return f"{seq} {dl} {item.tokens} {int(item.archived)} {int(item.pinned)} {item.content_type}"
-
-
-class _Batch:
-    """Commands of one write grouped by key, so a MULTI holds one command per key (ZADD with
-    every member, HSET with every field) instead of one per item and key: a bulk store of 500
-    items or a compaction archiving 1,000 is a few thousand commands, not tens of thousands.
-    Removals of a key run before its additions (re-indexing removes then adds a posting)."""
-
-    def __init__(self) -> None:
-        self.deleted: list[str] = []
-        self.removed: dict[tuple[str, str], dict[str, None]] = {}
-        self.added: dict[tuple[str, str], dict[str, Any]] = {}
-        self.increments: dict[tuple[str, str], int] = {}
-
-    def delete(self, key: str) -> None:
-        self.deleted.append(key)
-
-    def _remove(self, kind: str, key: str, member: str) -> None:
-        self.removed.setdefault((kind, key), {})[member] = None
-
-    def hdel(self, key: str, member: str) -> None:
-        self._remove("hash", key, member)
-
-    def zrem(self, key: str, member: str) -> None:
-        self._remove("zset", key, member)
-
-    def srem(self, key: str, member: str) -> None:
-        self._remove("set", key, member)
-
-    def hset(self, key: str, member: str, value: Any) -> None:
-        self.added.setdefault(("hash", key), {})[member] = value
-
-    def zadd(self, key: str, mapping: dict[str, float], xx: bool = False) -> None:
-        self.added.setdefault(("zset-xx" if xx else "zset", key), {}).update(mapping)
-
-    def sadd(self, key: str, member: str) -> None:
-        self.added.setdefault(("set", key), {})[member] = None
-
-    def hincrby(self, key: str, name: str, delta: int) -> None:
-        self.increments[(key, name)] = self.increments.get((key, name), 0) + delta
-
-    def emit(self, pipe: Pipeline | ClusterPipeline) -> None:
-        for key in sorted(set(self.deleted)):
-            pipe.delete(key)
-        for (kind, key), members in self.removed.items():
-            names = list(members)
-            if kind == "hash":
-                pipe.hdel(key, *names)
-            elif kind == "zset":
-                pipe.zrem(key, *names)
-            else:
-                pipe.srem(key, *names)
-        for (kind, key), values in self.added.items():
-            if kind == "hash":
-                pipe.hset(key, mapping=cast("dict[FieldT, EncodableT]", values))
-            elif kind.startswith("zset"):
-                pipe.zadd(key, values, xx=kind == "zset-xx")
-            else:
-                pipe.sadd(key, *values)
-        for (key, name), delta in self.increments.items():
-            if delta:
-                pipe.hincrby(key, name, delta)
-
-
-class _Postings:
-    """One session's index as storage/search.py reads it."""
-
-    def __init__(self, memory: RedisMemory, session_id: str) -> None:
-        self.memory, self.sid = memory, session_id
-
-    def statistics(self, terms: list[str]) -> tuple[int, int, dict[str, int]]:
-        def read() -> list[Any]:
-            pipe = self.memory._client.pipeline(transaction=False)
-            pipe.hmget(self.memory._m(self.sid, "stats"), ["docs", "length"])
-            for term in terms:
-                pipe.zcard(self.memory._m(self.sid, f"t:{term}"))
-            return list(pipe.execute())
-
-        (docs, length), *cards = self.memory._guard(read)
-        return int(docs or 0), int(length or 0), {t: int(c) for t, c in zip(terms, cards, strict=True)}
-
-    def postings(self, caps: dict[str, int | None], archived: bool) -> dict[str, list[search.Posting]]:
-        m = self.memory
-        terms = list(caps)
-
-        def read() -> list[Any]:
-            pipe = m._client.pipeline(transaction=False)
-            for term in terms:
-                cap = caps[term]
-                pipe.zrevrange(
-                    m._m(self.sid, f"t:{term}"), 0, -1 if cap is None else cap - 1, withscores=True
-                )
-            return list(pipe.execute())
-
-        lists = m._guard(read)
-        ids = list(dict.fromkeys(_s(i) for entries in lists for i, _ in entries))
-        metas = m._read_meta(self.sid, ids)
-        found: dict[str, list[search.Posting]] = {}
-        for term, entries in zip(terms, lists, strict=True):
-            rows = []
-            for raw_id, score in entries:
-                item_id = _s(raw_id)
-                meta = metas.get(item_id)
-                if meta is not None and meta.archived == archived:
-                    body_tf, tag_tf = _decode(score)
-                    rows.append((item_id, body_tf, tag_tf, meta.dl))
-            found[term] = rows
-        return found
-
-    def lookup(self, wanted: dict[str, list[str]]) -> dict[str, dict[str, tuple[int, int]]]:
-        m = self.memory
-        pairs = [(term, item_id) for term, ids in wanted.items() for item_id in ids]
-
-        def read() -> list[Any]:
-            pipe = m._client.pipeline(transaction=False)
-            for term, item_id in pairs:
-                pipe.zscore(m._m(self.sid, f"t:{term}"), item_id)
-            return list(pipe.execute())
-
-        found: dict[str, dict[str, tuple[int, int]]] = {t: {} for t in wanted}
-        for (term, item_id), score in zip(pairs, m._guard(read), strict=True):
-            if score is not None:
-                found[term][item_id] = _decode(score)
-        return found
 
 
 class RedisMemory:
@@ -237,12 +63,12 @@ class RedisMemory:
     def _m(self, session_id: str, name: str) -> str:
         return self.conn.key(session_id, f"mem:{name}")
 
-    def _read_meta(self, sid: str, ids: list[str]) -> dict[str, _Meta]:
-        found: dict[str, _Meta] = {}
+    def _read_meta(self, sid: str, ids: list[str]) -> dict[str, Meta]:
+        found: dict[str, Meta] = {}
         for start in range(0, len(ids), READ_CHUNK):
             chunk = ids[start : start + READ_CHUNK]
             values = self._guard(partial(self._client.hmget, self._m(sid, "meta"), chunk))
-            found.update((i, _Meta(v)) for i, v in zip(chunk, values, strict=True) if v is not None)
+            found.update((i, Meta(v)) for i, v in zip(chunk, values, strict=True) if v is not None)
         return found
 
     # ---- writes -------------------------------------------------------------------------------
@@ -260,12 +86,12 @@ class RedisMemory:
                         pipe.watch(meta_key)
                         metas = pipe.hmget(meta_key, ids) if ids else []
                         terms = pipe.hmget(terms_key, ids) if ids and with_terms else []
-                        old = {i: _Meta(v) for i, v in zip(ids, metas, strict=True) if v is not None}
+                        old = {i: Meta(v) for i, v in zip(ids, metas, strict=True) if v is not None}
                         old_terms = {
-                            i: _vocabulary(v) for i, v in zip(ids, terms, strict=False) if v is not None
+                            i: vocabulary(v) for i, v in zip(ids, terms, strict=False) if v is not None
                         }
                         pipe.multi()
-                        batch = _Batch()
+                        batch = Batch()
                         queue(batch, old, old_terms)
                         batch.emit(pipe)
                         pipe.set(self._m(session_id, "schema"), SCHEMA)
@@ -292,7 +118,7 @@ class RedisMemory:
         )
         first -= len(items) - 1
 
-        def queue(pipe: _Batch, old: dict[str, _Meta], old_terms: dict[str, Any]) -> None:
+        def queue(pipe: Batch, old: dict[str, Meta], old_terms: dict[str, Any]) -> None:
             for key in sorted(drop):  # schema 1 keys replaced in the same MULTI
                 pipe.delete(key)
             used = docs = length = 0
@@ -304,7 +130,7 @@ class RedisMemory:
                 counts = {t: [body.get(t, 0), tags.get(t, 0)] for t in sorted(set(body) | set(tags))}
                 seq = before.seq if before is not None else first + n
                 for term, (body_tf, tag_tf) in counts.items():
-                    pipe.zadd(self._m(session_id, f"t:{term}"), {item.id: _posting(seq, body_tf, tag_tf)})
+                    pipe.zadd(self._m(session_id, f"t:{term}"), {item.id: posting(seq, body_tf, tag_tf)})
                 dl = sum(body.values()) + sum(tags.values())
                 pipe.hset(self._m(session_id, "terms"), item.id, json.dumps(counts))
                 pipe.hset(
@@ -323,7 +149,7 @@ class RedisMemory:
             return
         self._ready(session_id)
 
-        def queue(pipe: _Batch, old: dict[str, _Meta], _terms: dict[str, Any]) -> None:
+        def queue(pipe: Batch, old: dict[str, Meta], _terms: dict[str, Any]) -> None:
             used = 0
             for item in items:
                 before = old.get(item.id)
@@ -337,15 +163,15 @@ class RedisMemory:
 
     def _queue_item(
         self,
-        pipe: _Batch,
+        pipe: Batch,
         sid: str,
         item: MemoryItem,
-        before: _Meta | None,
+        before: Meta | None,
         seq: int,
         dl: int,
     ) -> None:
         pipe.hset(self._m(sid, "items"), item.id, item.model_dump_json())
-        pipe.hset(self._m(sid, "meta"), item.id, _meta(seq, dl, item))
+        pipe.hset(self._m(sid, "meta"), item.id, meta_row(seq, dl, item))
         created = item.created_at.timestamp()
         if before is not None and before.content_type != item.content_type:
             pipe.zrem(self._m(sid, f"recent:{before.content_type}"), item.id)
@@ -365,7 +191,7 @@ class RedisMemory:
         else:
             pipe.srem(self._m(sid, "pinned"), item.id)
 
-    def _queue_stats(self, pipe: _Batch, sid: str, **deltas: int) -> None:
+    def _queue_stats(self, pipe: Batch, sid: str, **deltas: int) -> None:
         for name, delta in deltas.items():
             pipe.hincrby(self._m(sid, "stats"), name, delta)
 
@@ -374,7 +200,7 @@ class RedisMemory:
 
     def _write_touches(self, session_id: str, items: list[MemoryItem]) -> None:
         def write() -> None:
-            batch = _Batch()
+            batch = Batch()
             for item in items:
                 accessed = micros(item.accessed_at)
                 batch.hset(self._m(session_id, "access"), item.id, f"{accessed} {item.access_count}")
@@ -395,7 +221,7 @@ class RedisMemory:
         self.touches.forget(session_id, ids)
         deleted: list[int] = []
 
-        def queue(pipe: _Batch, old: dict[str, _Meta], old_terms: dict[str, Any]) -> None:
+        def queue(pipe: Batch, old: dict[str, Meta], old_terms: dict[str, Any]) -> None:
             deleted[:] = [len(old)]
             used = length = 0
             for item_id, before in old.items():
@@ -426,7 +252,7 @@ class RedisMemory:
                 return list(pipe.execute())
 
             raws, accesses = self._guard(read)
-            found += [i for raw, acc in zip(raws, accesses, strict=True) if (i := _parse(raw, acc))]
+            found += [i for raw, acc in zip(raws, accesses, strict=True) if (i := parse(raw, acc))]
         self.touches.overlay(session_id, found)
         return found
 
@@ -445,18 +271,18 @@ class RedisMemory:
                 return list(pipe.execute())
 
             raws, accesses = self._guard(read)
-            access = {_s(k): v for k, v in accesses.items()}
-            items = [i for k, raw in raws.items() if (i := _parse(raw, access.get(_s(k))))]
+            access = {text(k): v for k, v in accesses.items()}
+            items = [i for k, raw in raws.items() if (i := parse(raw, access.get(text(k))))]
             self.touches.overlay(session_id, items)
             return items
         key = self._m(session_id, "archive" if archived else "order")
-        ids = [_s(i) for i in self._guard(lambda: self._client.zrange(key, 0, -1))]
+        ids = [text(i) for i in self._guard(lambda: self._client.zrange(key, 0, -1))]
         return self._items(session_id, ids)
 
     def memory_page(self, session_id: str, archived: bool, offset: int, limit: int) -> list[MemoryItem]:
         self._ready(session_id)
         key = self._m(session_id, "archive" if archived else "order")
-        ids = [_s(i) for i in self._guard(lambda: self._client.zrevrange(key, offset, offset + limit - 1))]
+        ids = [text(i) for i in self._guard(lambda: self._client.zrevrange(key, offset, offset + limit - 1))]
         return self._items(session_id, ids)
 
     def memory_ranked(
@@ -467,7 +293,7 @@ class RedisMemory:
         entries: list[Any] = self._guard(
             lambda: self._client.zrevrange(key, offset, offset + limit - 1, withscores=True)
         )
-        keys = {_s(entry[0]): float(entry[1]) for entry in entries}
+        keys = {text(entry[0]): float(entry[1]) for entry in entries}
         items = {i.id: i for i in self._items(session_id, list(keys))}
         return [(items[i], value) for i, value in keys.items() if i in items]
 
@@ -475,7 +301,7 @@ class RedisMemory:
         self, session_id: str, terms: list[str], limit: int, archived: bool
     ) -> list[tuple[str, float]]:
         self._ready(session_id)
-        return search.search(_Postings(self, session_id), terms, limit, archived)
+        return search.search(Postings(self, session_id), terms, limit, archived)
 
     def memory_usage(self, session_id: str) -> tuple[int, int, int, int]:
         self._ready(session_id)
@@ -496,7 +322,7 @@ class RedisMemory:
         self._ready(session_id)
         items = self.memory_all(session_id, archived=None)
         raw_terms = self._guard(lambda: self._client.hgetall(self._m(session_id, "terms")))
-        counts = {_s(k): json.loads(v) for k, v in raw_terms.items()}
+        counts = {text(k): json.loads(v) for k, v in raw_terms.items()}
         items.sort(key=lambda i: (i.created_at, i.id))
         out = []
         for item in items:
@@ -538,7 +364,7 @@ class RedisMemory:
             return schema, has_items
 
         schema, has_items = self._guard(check)
-        if schema is not None and _s(schema) == SCHEMA:
+        if schema is not None and text(schema) == SCHEMA:
             pass
         elif has_items and (
             schema is not None  # "converting": an earlier conversion did not finish
@@ -550,8 +376,8 @@ class RedisMemory:
     def _convert(self, session_id: str) -> None:
         raw_items = self._guard(lambda: self._client.hgetall(self._m(session_id, "items")))
         raw_terms = self._guard(lambda: self._client.hgetall(self._m(session_id, "terms")))
-        items = [item for raw in raw_items.values() if (item := _parse(raw)) is not None]
-        vocabularies = {_s(k): _s(v).split() for k, v in raw_terms.items()}
+        items = [item for raw in raw_items.values() if (item := parse(raw)) is not None]
+        vocabularies = {text(k): text(v).split() for k, v in raw_terms.items()}
         wanted = [(item.id, term) for item in items for term in vocabularies.get(item.id, [])]
 
         def read_counts(pairs: list[tuple[str, str]]) -> list[Any]:
@@ -568,7 +394,7 @@ class RedisMemory:
         tags: dict[str, list[str]] = {}
         for (item_id, term), raw_tf in zip(wanted, counts, strict=True):
             if raw_tf is not None:
-                body_tf, tag_tf = (int(x) for x in _s(raw_tf).split())
+                body_tf, tag_tf = (int(x) for x in text(raw_tf).split())
                 body.setdefault(item_id, []).extend([term] * body_tf)
                 tags.setdefault(item_id, []).extend([term] * tag_tf)
         old_keys = {self._m(session_id, f"t:{t}") for words in vocabularies.values() for t in words}

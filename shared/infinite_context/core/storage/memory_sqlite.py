@@ -1,6 +1,6 @@
 """The SQLite memory part: items in ``memory_items``, one inverted index per session in
-``memory_postings``, running totals in ``memory_sessions`` (schema: sqlite_memory_schema.py). BM25 is computed by storage/search.py from this session's statistics
-only, exactly as on Redis.
+``memory_postings``, running totals in ``memory_sessions`` (schema: sqlite_memory_schema.py).
+BM25 is computed by storage/search.py from this session's statistics only, exactly as on Redis.
 
 Usage (``memory_usage``) is one row kept by triggers in the same transaction as each write;
 ``memory_ranked`` walks the ``rank`` and ``accessed_at`` indexes for ``recall``; access

@@ -1,0 +1,194 @@
+"""The rows and commands of the Redis memory index (memory_redis.py): how a posting, an item's
+``meta`` row and its indexed terms are encoded, the grouped commands of one write (``Batch``) and
+the session's index as storage/search.py reads it (``Postings``)."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any, cast
+
+from ..memory.model import MemoryItem
+from . import search
+from .touches import apply_access
+
+if TYPE_CHECKING:
+    from redis.client import Pipeline
+    from redis.cluster import ClusterPipeline
+    from redis.typing import EncodableT, FieldT
+
+    from .memory_redis import RedisMemory
+
+TF_CAP = 255
+
+
+def text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def parse(raw: Any, access: Any = None) -> MemoryItem | None:
+    if raw is None:
+        return None
+    try:
+        item = MemoryItem.model_validate_json(raw)
+    except ValueError:
+        return None
+    if access is not None:
+        accessed, count = text(access).split()
+        apply_access(item, int(accessed), int(count))
+    return item
+
+
+def posting(seq: int, body_tf: int, tag_tf: int) -> int:
+    return seq * 65536 + min(body_tf, TF_CAP) * 256 + min(tag_tf, TF_CAP)
+
+
+def decode(score: float) -> tuple[int, int]:
+    value = int(score)
+    return (value // 256) % 256, value % 256
+
+
+def vocabulary(raw: Any) -> dict[str, Any]:
+    """An item's indexed terms from ``terms``: JSON counts, or schema 1's space-separated words."""
+    raw_text = text(raw)
+    return dict(json.loads(raw_text)) if raw_text.startswith("{") else dict.fromkeys(raw_text.split())
+
+
+class Meta:
+    """One item's row in ``meta``."""
+
+    def __init__(self, raw: Any) -> None:
+        seq, dl, tokens, archived, pinned, content_type = text(raw).split()
+        self.seq, self.dl, self.tokens = int(seq), int(dl), int(tokens)
+        self.archived, self.pinned, self.content_type = archived == "1", pinned == "1", content_type
+
+    @property
+    def live_tokens(self) -> int:
+        return 0 if self.archived else self.tokens
+
+
+def meta_row(seq: int, dl: int, item: MemoryItem) -> str:
+    return f"{seq} {dl} {item.tokens} {int(item.archived)} {int(item.pinned)} {item.content_type}"
+
+
+class Batch:
+    """Commands of one write grouped by key, so a MULTI holds one command per key (ZADD with
+    every member, HSET with every field) instead of one per item and key: a bulk store of 500
+    items or a compaction archiving 1,000 is a few thousand commands, not tens of thousands.
+    Removals of a key run before its additions (re-indexing removes then adds a posting)."""
+
+    def __init__(self) -> None:
+        self.deleted: list[str] = []
+        self.removed: dict[tuple[str, str], dict[str, None]] = {}
+        self.added: dict[tuple[str, str], dict[str, Any]] = {}
+        self.increments: dict[tuple[str, str], int] = {}
+
+    def delete(self, key: str) -> None:
+        self.deleted.append(key)
+
+    def _remove(self, kind: str, key: str, member: str) -> None:
+        self.removed.setdefault((kind, key), {})[member] = None
+
+    def hdel(self, key: str, member: str) -> None:
+        self._remove("hash", key, member)
+
+    def zrem(self, key: str, member: str) -> None:
+        self._remove("zset", key, member)
+
+    def srem(self, key: str, member: str) -> None:
+        self._remove("set", key, member)
+
+    def hset(self, key: str, member: str, value: Any) -> None:
+        self.added.setdefault(("hash", key), {})[member] = value
+
+    def zadd(self, key: str, mapping: dict[str, float], xx: bool = False) -> None:
+        self.added.setdefault(("zset-xx" if xx else "zset", key), {}).update(mapping)
+
+    def sadd(self, key: str, member: str) -> None:
+        self.added.setdefault(("set", key), {})[member] = None
+
+    def hincrby(self, key: str, name: str, delta: int) -> None:
+        self.increments[(key, name)] = self.increments.get((key, name), 0) + delta
+
+    def emit(self, pipe: Pipeline | ClusterPipeline) -> None:
+        for key in sorted(set(self.deleted)):
+            pipe.delete(key)
+        for (kind, key), members in self.removed.items():
+            names = list(members)
+            if kind == "hash":
+                pipe.hdel(key, *names)
+            elif kind == "zset":
+                pipe.zrem(key, *names)
+            else:
+                pipe.srem(key, *names)
+        for (kind, key), values in self.added.items():
+            if kind == "hash":
+                pipe.hset(key, mapping=cast("dict[FieldT, EncodableT]", values))
+            elif kind.startswith("zset"):
+                pipe.zadd(key, values, xx=kind == "zset-xx")
+            else:
+                pipe.sadd(key, *values)
+        for (key, name), delta in self.increments.items():
+            if delta:
+                pipe.hincrby(key, name, delta)
+
+
+class Postings:
+    """One session's index as storage/search.py reads it."""
+
+    def __init__(self, memory: RedisMemory, session_id: str) -> None:
+        self.memory, self.sid = memory, session_id
+
+    def statistics(self, terms: list[str]) -> tuple[int, int, dict[str, int]]:
+        def read() -> list[Any]:
+            pipe = self.memory._client.pipeline(transaction=False)
+            pipe.hmget(self.memory._m(self.sid, "stats"), ["docs", "length"])
+            for term in terms:
+                pipe.zcard(self.memory._m(self.sid, f"t:{term}"))
+            return list(pipe.execute())
+
+        (docs, length), *cards = self.memory._guard(read)
+        return int(docs or 0), int(length or 0), {t: int(c) for t, c in zip(terms, cards, strict=True)}
+
+    def postings(self, caps: dict[str, int | None], archived: bool) -> dict[str, list[search.Posting]]:
+        m = self.memory
+        terms = list(caps)
+
+        def read() -> list[Any]:
+            pipe = m._client.pipeline(transaction=False)
+            for term in terms:
+                cap = caps[term]
+                pipe.zrevrange(
+                    m._m(self.sid, f"t:{term}"), 0, -1 if cap is None else cap - 1, withscores=True
+                )
+            return list(pipe.execute())
+
+        lists = m._guard(read)
+        ids = list(dict.fromkeys(text(i) for entries in lists for i, _ in entries))
+        metas = m._read_meta(self.sid, ids)
+        found: dict[str, list[search.Posting]] = {}
+        for term, entries in zip(terms, lists, strict=True):
+            rows = []
+            for raw_id, score in entries:
+                item_id = text(raw_id)
+                meta = metas.get(item_id)
+                if meta is not None and meta.archived == archived:
+                    body_tf, tag_tf = decode(score)
+                    rows.append((item_id, body_tf, tag_tf, meta.dl))
+            found[term] = rows
+        return found
+
+    def lookup(self, wanted: dict[str, list[str]]) -> dict[str, dict[str, tuple[int, int]]]:
+        m = self.memory
+        pairs = [(term, item_id) for term, ids in wanted.items() for item_id in ids]
+
+        def read() -> list[Any]:
+            pipe = m._client.pipeline(transaction=False)
+            for term, item_id in pairs:
+                pipe.zscore(m._m(self.sid, f"t:{term}"), item_id)
+            return list(pipe.execute())
+
+        found: dict[str, dict[str, tuple[int, int]]] = {t: {} for t in wanted}
+        for (term, item_id), score in zip(pairs, m._guard(read), strict=True):
+            if score is not None:
+                found[term][item_id] = decode(score)
+        return found
