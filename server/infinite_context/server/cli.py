@@ -9,6 +9,7 @@ use them, so ``infinite-context mcp`` and the hooks start fast.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -355,16 +356,33 @@ def cmd_memory(args: argparse.Namespace) -> int:
 
 
 def cmd_install(args: argparse.Namespace) -> int:
-    from .claude_code import install
+    from .claude_code import InstallReport, install
 
     # The folder Claude Code is started in (it keys project and local settings on it).
     settings = _settings(args)
-    report = install(
-        _project_root(args, settings),
-        args.scope,
-        uninstall=args.uninstall,
-        claude_config_dir=settings.claude_config_dir,
+    only_endless = args.endless and args.uninstall  # `--uninstall --endless` keeps MCP and hooks
+    report = (
+        InstallReport(scope=args.scope)
+        if only_endless
+        else install(
+            _project_root(args, settings),
+            args.scope,
+            uninstall=args.uninstall,
+            claude_config_dir=settings.claude_config_dir,
+        )
     )
+    if args.endless or args.uninstall:  # live endless mode: env.ANTHROPIC_BASE_URL + the proxy
+        from .proxy.wiring import install_endless
+
+        install_endless(
+            _project_root(args, settings),
+            args.scope,
+            settings.resolved_data_dir(),
+            report,
+            uninstall=args.uninstall,
+            claude_config_dir=settings.claude_config_dir,
+            environ_base_url=os.environ.get("ANTHROPIC_BASE_URL"),
+        )
 
     def human() -> None:
         console = _console()
@@ -381,6 +399,12 @@ def cmd_install(args: argparse.Namespace) -> int:
 
     _emit(args, report.__dict__, human)
     return 0
+
+
+def cmd_proxy(args: argparse.Namespace) -> int:
+    from .proxy.cli import run_proxy
+
+    return run_proxy(args, _settings(args), _emit)
 
 
 def cmd_hook(args: argparse.Namespace) -> int:
@@ -403,6 +427,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "transcript": cmd_transcript,
     "hook": cmd_hook,
     "install": cmd_install,
+    "proxy": cmd_proxy,
     "memory": cmd_memory,
 }
 

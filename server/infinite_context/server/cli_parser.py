@@ -196,6 +196,28 @@ def build_parser() -> argparse.ArgumentParser:
         "this project; user: you, every project",
     )
     ins.add_argument("--uninstall", action="store_true", help="remove what install added")
+    ins.add_argument(
+        "--endless",
+        action="store_true",
+        help="live endless mode: route Claude Code through the local proxy (env.ANTHROPIC_BASE_URL); "
+        "with --uninstall, remove only that",
+    )
+
+    px = sub.add_parser("proxy", help="live endless mode: the local Anthropic API proxy")
+    pxs = px.add_subparsers(dest="proxy_command", required=True, metavar="ACTION")
+    for action, text in (
+        ("run", "run the proxy in the foreground (Ctrl-C stops it)"),
+        ("start", "start the proxy in the background unless it runs"),
+    ):
+        pr = pxs.add_parser(action, help=text)
+        pr.add_argument(
+            "--port", type=int, metavar="N", help="port on 127.0.0.1 (default: the installed one, else 8419)"
+        )
+        pr.add_argument(
+            "--upstream", metavar="URL", help="the API to forward to (default: installed, else Anthropic)"
+        )
+    pxs.add_parser("status", help="is it running, where it forwards, what it saved")
+    pxs.add_parser("stop", help="stop the running proxy")
 
     tr = sub.add_parser("transcript", help="Claude Code transcripts: context meter, endless mode")
     trs = tr.add_subparsers(dest="transcript_command", required=True, metavar="ACTION")

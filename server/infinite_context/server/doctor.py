@@ -76,6 +76,10 @@ def run_checks(project: str | None = None) -> list[Check]:
     except InfiniteContextError:
         return checks  # the project check above already says why
     checks += claude_code_checks(folder, settings)
+    from .proxy.wiring import endless_check
+
+    state, detail, fix = endless_check(settings.resolved_data_dir())
+    checks.append(Check(name="endless proxy", status=state, detail=detail, fix=fix))
     return checks
 
 

@@ -66,8 +66,10 @@ _SOURCES = {
 def session_start(payload: dict[str, Any], project: Path | None) -> dict[str, Any] | None:
     """Reload the brain into the new context (only when there is one)."""
     source = str(payload.get("source") or "startup")
+    from .proxy.process import ensure_for_hook
     from .spool import settle
 
+    ensure_for_hook()  # live endless mode: the proxy is up before Claude Code's first request
     try:
         settle()  # the hand-off of the session that just ended (/clear) comes first
     except OSError as exc:
