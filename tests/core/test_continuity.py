@@ -299,3 +299,14 @@ def test_integrity_lets_an_answered_assistant_question_go(project_dir: Path) -> 
     closed.active_context.active_decisions = []
     assert problems(asked, closed, session_id="sid", root=project_dir, cap=4000, replied=True) == []
     assert problems(asked, closed, session_id="sid", root=project_dir, cap=4000, replied=False)
+
+
+def test_next_is_a_next_step_unless_the_task_is_done(project_dir: Path) -> None:
+    both = run(project_dir, "Current task: add login\nNext: write the tests")
+    assert both.active_context.current_task == "add login"
+    assert both.active_context.next_steps == ["write the tests"]
+    done = run(project_dir, "Current task: add login", "Done: added login. Next: password reset")
+    assert done.active_context.current_task == "password reset" and done.active_context.next_steps == []
+    unfinished = run(project_dir, "Current task: add login", "Next: password reset")
+    assert unfinished.active_context.current_task == "add login"
+    assert unfinished.active_context.next_steps == ["password reset"]

@@ -241,6 +241,15 @@ def _task(old: ActiveContext, facts: ContextFacts, changes: _Changes, open_work:
     return old_task, old.earlier_request
 
 
+def _promoted_next_step(old: ActiveContext, facts: ContextFacts) -> str:
+    """A stated next step that becomes the current task: only when this checkpoint names no task
+    of its own and there is none, or the current one was just completed."""
+    if facts.requests or not facts.next_steps:
+        return ""
+    finished = any(similarity(old.current_task, c) >= SAME_TASK for c in facts.completions)
+    return clean_sentence(facts.next_steps[0], 300) if not old.current_task or finished else ""
+
+
 def _steps(old: ActiveContext, facts: ContextFacts) -> tuple[str, list[str]]:
     """(last step, the steps before it): the newest narrations across checkpoints."""
     if not facts.last_step:
@@ -277,6 +286,10 @@ class OfflineMerger:
                 )
             ]  # fmt: skip
         next_steps = _dedupe([*next_steps, *(clean_sentence(s, 300) for s in facts.next_steps)])
+        promoted = _promoted_next_step(oc, facts)
+        if promoted:  # "Done: login. Next: password reset": the next step becomes the task
+            next_steps = [s for s in next_steps if s != promoted]
+            facts = facts.model_copy(update={"requests": [promoted]})
         task, earlier_request = _task(oc, facts, changes, open_work=bool(in_progress or next_steps))
         last_step, earlier_steps = _steps(oc, facts)
         task_since = oc.task_since if task == oc.current_task and oc.current_task else request.now
