@@ -64,15 +64,24 @@ class _Postings:
         return found
 
     def lookup(self, wanted: dict[str, list[str]]) -> dict[str, dict[str, tuple[int, int]]]:
-        found: dict[str, dict[str, tuple[int, int]]] = {}
-        for term, ids in wanted.items():
-            marks = ",".join("?" * len(ids))
-            rows = self.db.rows(
-                "SELECT m.id, p.body_tf, p.tag_tf FROM memory_items m JOIN memory_postings p "
-                f"ON p.sno = ? AND p.term = ? AND p.rid = m.rid WHERE m.session_id = ? AND m.id IN ({marks})",
-                (self.sno, term, self.session_id, *ids),
+        ids = sorted({i for found in wanted.values() for i in found})
+        marks = ",".join("?" * len(ids))
+        rids = dict(
+            self.db.rows(
+                f"SELECT id, rid FROM memory_items WHERE session_id = ? AND id IN ({marks})",
+                (self.session_id, *ids),
             )
-            found[term] = {str(i): (b, t) for i, b, t in rows}
+        )
+        found: dict[str, dict[str, tuple[int, int]]] = {}
+        for term, term_ids in wanted.items():
+            by_rid = {rids[i]: i for i in term_ids if i in rids}
+            marks = ",".join("?" * len(by_rid))
+            rows = self.db.rows(  # primary-key lookups, not a scan of the term's postings
+                "SELECT rid, body_tf, tag_tf FROM memory_postings "
+                f"WHERE sno = ? AND term = ? AND rid IN ({marks})",
+                (self.sno, term, *by_rid),
+            )
+            found[term] = {by_rid[r]: (b, t) for r, b, t in rows}
         return found
 
 
@@ -98,7 +107,12 @@ class SQLiteMemory:
         cached = self._frequencies.get((sno, term))
         if cached is not None and abs(docs - cached[1]) <= DF_DRIFT * cached[1]:
             return cached[0]
-        row = self.db.row("SELECT COUNT(*) FROM memory_postings WHERE sno = ? AND term = ?", (sno, term))
+        # Counting stops past half the items: from there on idf is at its floor (search.idf), so a
+        # larger count would rank nothing differently.
+        row = self.db.row(
+            "SELECT COUNT(*) FROM (SELECT 1 FROM memory_postings WHERE sno = ? AND term = ? LIMIT ?)",
+            (sno, term, docs // 2 + 1),
+        )
         df = int(row[0])
         if df > search.FULL_READ:
             if len(self._frequencies) > DF_CACHE:
