@@ -200,3 +200,15 @@ def test_no_secret_is_persisted_anywhere(
         kind: [s for s in secrets if s.encode() in persisted] for kind, (_text, secrets) in CORPUS.items()
     }
     assert {kind: left for kind, left in found.items() if left} == {}
+
+
+def test_one_key_line_left_by_a_cut_is_redacted_but_prose_is_not() -> None:
+    from infinite_context.core.redact import redact
+
+    from .secret_corpus import CORPUS
+
+    line, secrets = CORPUS["private_key_tail"]
+    for cut in (line[:80], line[:90]):  # a summary or tag cut after the first key line
+        assert not any(s[:20] in redact(cut) for s in secrets), cut
+    camel = "x\n" + "ThisIsAPlainSentenceWithoutSpacesButItIsNotRandomAtAllReallyOk12"
+    assert redact(camel) == camel

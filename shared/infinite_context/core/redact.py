@@ -24,7 +24,9 @@ _PEM_END = re.compile(r"-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----")
 #: a line of a key block: base64, or a header of an encrypted PEM (Proc-Type, DEK-Info)
 #: full-width (64-character) base64 lines of a key body, cut off from both its marker lines; the
 #: pattern starts with a newline (a literal: fast), so ``redact`` gives the text a leading one
-_PEM_BODY = re.compile(r"\n((?:[A-Za-z0-9+/]{64}\r?\n){2,}(?:[A-Za-z0-9+/=]{1,64}(?=\r?\n|\Z))?)")
+# Full-width base64 lines of a key body: two or more, or a single one (a summary or tag cut after
+# ``tail key.pem`` keeps one line, with or without its newline; ``pem_body`` then asks more of it).
+_PEM_BODY = re.compile(r"\n((?:[A-Za-z0-9+/]{64}(?:\r?\n|\Z))+(?:[A-Za-z0-9+/=]{1,64}(?=\r?\n|\Z))?)")
 _PEM_LINE = re.compile(r"[ \t]*(?:[A-Za-z0-9+/=]{8,}|[A-Za-z-]+:[^\n]*)?[ \t]*\r?")
 
 
@@ -97,10 +99,16 @@ def _pem_tails(text: str) -> str:
 
 
 def _pem_bodies(text: str) -> str:
-    if len(text) < 128:
+    if len(text) < 64:  # no full-width key line fits
         return text
-    placeholder = "\n" + PLACEHOLDER.format("private-key") + "\n"
-    out = _PEM_BODY.sub(lambda m: placeholder if pem_body(m) else m.group(0), "\n" + text)
+    placeholder = "\n" + PLACEHOLDER.format("private-key")
+
+    def replace(match: re.Match[str]) -> str:
+        if not pem_body(match):
+            return match.group(0)
+        return placeholder + ("\n" if match.group(0).endswith("\n") else "")
+
+    out = _PEM_BODY.sub(replace, "\n" + text)
     return out[1:]
 
 
