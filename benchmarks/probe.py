@@ -121,9 +121,9 @@ TEXT_ARGS = {"content", "summary", "query", "context", "folderUri"}
 def must_fail(arg: str, value: str) -> bool:
     if value in MAYBE_VALID:
         return False
-    if arg in TEXT_ARGS and value.startswith('"') and "\\ud" not in value and len(value) < 100_000:
-        return False
-    return True
+    # any valid string is fine for a free-text argument
+    free_text = arg in TEXT_ARGS and value.startswith('"') and "\\ud" not in value
+    return not (free_text and len(value) < 100_000)
 
 
 class Tally:

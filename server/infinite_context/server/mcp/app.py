@@ -2,7 +2,10 @@
 
 The brain (and the SQLite file) opens on the first call, not at start-up: Claude Code spawns
 this server for every session, so ``initialize`` must answer as fast as a bare MCP server.
-Core errors become tool errors (``is_error``) in ``_call``, the one place they are mapped.
+Core errors become tool errors (``is_error``) in ``_call``, the one place they are mapped (anything
+else as a short "internal error", its traceback only in the log). Messages the SDK cannot parse or
+that carry what no tool takes (lone surrogates, deep nesting, Infinity, 64-bit overflow) are
+answered with a JSON-RPC error by ``guard.relay`` before the SDK sees them.
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ from infinite_context.core.params import (
 )
 
 from .. import package_version, text
+from .hints import DESTRUCTIVE, READ_ONLY
 from .memory_tools import register as register_memory_tools
 from .warm import install as install_warm_up
 
@@ -103,6 +107,23 @@ class Server(MCPServer):
             rules = partial(model_rule, tool.fn_metadata.arg_model)
             raise ToolError(str(invalid_input(cause, rules))) from cause
 
+    async def run_stdio_async(self) -> None:
+        """The SDK's stdio transport with ``guard.relay`` between it and the session: requests
+        the SDK cannot parse, or that carry what no tool takes, get an error reply."""
+        import anyio
+        from mcp.server.stdio import stdio_server
+
+        from .guard import relay, streams
+
+        async with stdio_server() as (read_stream, write_stream):
+            sink, checked = streams()
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(relay, read_stream, sink, write_stream)
+                await self._lowlevel_server.run(
+                    checked, write_stream, self._lowlevel_server.create_initialization_options()
+                )
+                tg.cancel_scope.cancel()
+
 
 def _reply(summary: str, model: BaseModel | list[BaseModel]) -> CallToolResult:
     if isinstance(model, list):
@@ -121,6 +142,12 @@ def build_server(factory: Callable[[], ProjectBrain]) -> tuple[MCPServer, BrainH
             return fn(holder.get())
         except InfiniteContextError as exc:
             raise ToolError(str(exc)) from None
+        except Exception as exc:  # a bug: the log has the traceback, the model a short message
+            log.exception("tool call failed")
+            raise ToolError(
+                f"internal error ({type(exc).__name__}). Fix: see the MCP server's log (stderr) and "
+                "report it; other tools still work"
+            ) from None
 
     def _memory(fn: Callable[[WorkingMemory], T], client: str | None = None) -> T:
         return _call(lambda b: fn(b.memory(client)))
@@ -140,20 +167,36 @@ def build_server(factory: Callable[[], ProjectBrain]) -> tuple[MCPServer, BrainH
         result = _call(lambda b: b.checkpoint(context, token_count))
         return _reply(text.checkpoint_text(result), result)
 
-    @app.tool(description="Load the project brain as Markdown. Call at session start and after /clear.")
+    @app.tool(
+        description="Load the project brain as Markdown. Call at session start and after /clear.",
+        annotations=READ_ONLY,
+    )
     def resume(
         max_tokens: MaxTokens | None = None,
     ) -> CallToolResult:
         result = _call(lambda b: b.resume(max_tokens))
         warnings = "".join(f"\n\nWarning: {w}" for w in result.warnings)
-        return _reply(result.markdown + warnings, result)
+        # Claude Code shows the model the structured content when there is one: keep it the
+        # same answer as the text (within max_tokens), not the whole state beside it.
+        return CallToolResult(
+            content=[TextContent(type="text", text=result.markdown + warnings)],
+            structured_content={
+                "markdown": result.markdown,
+                "version": result.state.meta.version if result.state is not None else None,
+                "tokens": result.tokens,
+                "warnings": result.warnings,
+            },
+        )
 
-    @app.tool(description="Version, size, merger and history of the project brain.")
+    @app.tool(description="Version, size, merger and history of the project brain.", annotations=READ_ONLY)
     def status() -> CallToolResult:
         result = _call(lambda b: b.status())
         return _reply(text.status_text(result), result)
 
-    @app.tool(description="Restore an earlier version (written as a new version; history is kept).")
+    @app.tool(
+        description="Restore an earlier version (written as a new version; history is kept).",
+        annotations=DESTRUCTIVE,
+    )
     def rollback(
         steps: Steps | None = None,
         version: Version | None = None,
@@ -161,14 +204,17 @@ def build_server(factory: Callable[[], ProjectBrain]) -> tuple[MCPServer, BrainH
         result = _call(lambda b: b.rollback(steps=steps, version=version))
         return _reply(text.rollback_text(result), result)
 
-    @app.tool(description="List the versions kept in history, newest first.")
+    @app.tool(description="List the versions kept in history, newest first.", annotations=READ_ONLY)
     def history(
         limit: HistoryLimit = HISTORY_LIMIT_DEFAULT,
     ) -> CallToolResult:
         result = _call(lambda b: b.history(limit))
         return _reply(text.history_text(result), result)  # type: ignore[arg-type]
 
-    @app.tool(description="What changed between two versions (field by field and as a unified diff).")
+    @app.tool(
+        description="What changed between two versions (field by field and as a unified diff).",
+        annotations=READ_ONLY,
+    )
     def diff(
         from_version: FromVersion,
         to_version: ToVersion,
@@ -178,7 +224,8 @@ def build_server(factory: Callable[[], ProjectBrain]) -> tuple[MCPServer, BrainH
 
     @app.tool(
         description="The original output of a tool use that endless mode replaced by an observation "
-        "(paged: pass next_offset for more)."
+        "(paged: pass next_offset for more).",
+        annotations=READ_ONLY,
     )
     def expand(
         tool_use_id: ToolUseId,
@@ -195,7 +242,10 @@ def build_server(factory: Callable[[], ProjectBrain]) -> tuple[MCPServer, BrainH
         )
         return _reply(result.text + more, result)
 
-    @app.tool(description="How full this Claude Code session's context window is, by category.")
+    @app.tool(
+        description="How full this Claude Code session's context window is, by category.",
+        annotations=READ_ONLY,
+    )
     def context_meter() -> CallToolResult:
         from infinite_context.core.transcript.service import context_meter as measure
 

@@ -32,6 +32,7 @@ from infinite_context.core.params import (
 )
 
 from ..text import compaction_text, memory_line
+from .hints import DESTRUCTIVE, READ_ONLY
 
 Call = Callable[..., Any]  # (fn(WorkingMemory), client name=None) -> fn's result
 
@@ -82,6 +83,7 @@ def register(app: MCPServer, call: Call) -> None:
     @app.tool(
         name="recall",
         description="Call first: working-memory budget status and the items most worth keeping in mind.",
+        annotations=READ_ONLY,
     )
     def recall(
         limit: SearchLimit = 10, full: Full = False, ctx: Context[Any, Any] | None = None
@@ -121,7 +123,9 @@ def register(app: MCPServer, call: Call) -> None:
         )
 
     @app.tool(
-        name="query", description="Search working memory (BM25 on words and tags, with the retention score)."
+        name="query",
+        description="Search working memory (BM25 on words and tags, with the retention score).",
+        annotations=READ_ONLY,
     )
     def query(
         query: MemoryQuery = "",
@@ -170,13 +174,15 @@ def register(app: MCPServer, call: Call) -> None:
         return _reply(f"Unpinned {item.id}.", lean(item))
 
     @app.tool(
-        name="forget", description="Delete an item for good (the only real delete; compaction archives)."
+        name="forget",
+        description="Delete an item for good (the only real delete; compaction archives).",
+        annotations=DESTRUCTIVE,
     )
     def forget(id: MemoryId) -> CallToolResult:
         call(lambda m: m.forget(id))
         return _reply(f"Forgot {id}.", {"forgotten": id})
 
-    @app.tool(name="list", description="Items, newest first, a page at a time.")
+    @app.tool(name="list", description="Items, newest first, a page at a time.", annotations=READ_ONLY)
     def list_items(
         offset: PageOffset = 0,
         limit: PageLimit = 20,
@@ -189,10 +195,14 @@ def register(app: MCPServer, call: Call) -> None:
     @app.tool(
         name="bulk_store",
         description="Store many items at once: a JSON array of "
-        "{content, summary?, tags?, importance?, pinned?}.",
+        "{content, summary?, tags?, importance?, pinned?, id?}. "
+        "An existing id is refused unless replace=true.",
     )
-    def bulk_store(items: Annotated[str, Field(description="A JSON array of objects.")]) -> CallToolResult:
-        built, report = call(lambda m: m.bulk_store(_json_array(items)))
+    def bulk_store(
+        items: Annotated[str, Field(description="A JSON array of objects.")],
+        replace: Annotated[bool, Field(description="Replace items whose id already exists.")] = False,
+    ) -> CallToolResult:
+        built, report = call(lambda m: m.bulk_store(_json_array(items), replace))
         return _reply(
             f"Stored {len(built)} items.{compaction_text(report)}", {"items": [lean(i) for i in built]}
         )
@@ -200,6 +210,7 @@ def register(app: MCPServer, call: Call) -> None:
     @app.tool(
         name="export",
         description="Every item (archive included) as JSON; summaries_only for a short version.",
+        annotations=READ_ONLY,
     )
     def export(summaries_only: bool = False) -> CallToolResult:
         data = call(lambda m: m.export(summaries_only))

@@ -153,7 +153,11 @@ class WorkingMemory:
         self.store.memory_put(self.session_id, indexed([item]))
         return item, self._auto_compact()
 
-    def bulk_store(self, items: Any) -> tuple[list[MemoryItem], CompactionReport | None]:
+    def bulk_store(
+        self, items: Any, replace: bool = False
+    ) -> tuple[list[MemoryItem], CompactionReport | None]:
+        """Store many items at once, all or nothing. An item whose ``id`` already exists is refused
+        (naming the ids) unless ``replace`` is true; two items with one id are always refused."""
         if not isinstance(items, list) or not items:
             raise InvalidInput(
                 "items", "must be a non-empty JSON array of objects", fix='[{"content": "..."}]'
@@ -163,8 +167,31 @@ class WorkingMemory:
             if not isinstance(raw, dict):
                 raise InvalidInput(f"items[{n}]", "is not an object", fix='each item is {"content": "..."}')
             built.append(self._new_item(raw, f"items[{n}]."))
+        self._check_new_ids(built, replace)
         self.store.memory_put(self.session_id, indexed(built))  # all or nothing
         return built, self._auto_compact()
+
+    def _check_new_ids(self, built: list[MemoryItem], replace: bool) -> None:
+        seen: dict[str, int] = {}
+        for n, item in enumerate(built):
+            if item.id in seen:
+                raise InvalidInput(
+                    f"items[{n}].id",
+                    f"{item.id!r} is also the id of items[{seen[item.id]}]",
+                    fix="give each item its own id, or leave ids out (new ones are made)",
+                )
+            seen[item.id] = n
+        if replace:
+            return
+        existing = sorted(self.store.memory_get(self.session_id, list(seen)))
+        if existing:
+            more = f" and {len(existing) - 10} more" if len(existing) > 10 else ""
+            shown = ", ".join(existing[:10]) + more
+            raise InvalidInput(
+                "items",
+                f"{len(existing)} id(s) already exist: {shown}",
+                fix="pass replace=true (CLI: --replace) to replace those items, or leave ids out",
+            )
 
     def _get(self, item_id: str) -> MemoryItem:
         found = self.store.memory_get(self.session_id, [item_id]).get(item_id)
@@ -296,8 +323,8 @@ class WorkingMemory:
             for i in items
         ]
 
-    def import_items(self, items: Any) -> int:
-        built, _ = self.bulk_store(items)
+    def import_items(self, items: Any, replace: bool = False) -> int:
+        built, _ = self.bulk_store(items, replace)
         return len(built)
 
     # ---- compaction ---------------------------------------------------------------------------
