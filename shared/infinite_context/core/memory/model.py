@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import uuid
 from datetime import datetime
 from typing import Literal
@@ -104,3 +105,33 @@ class RecallResult(BaseModel):
     budget: BudgetStatus
     items: list[MemoryItem]
     compaction: CompactionReport | None = None
+
+
+# ---- the item's standing: what the store orders live items by ------------------------------
+# Data about an item alone (no clock, no text analysis), so storage may compute its index key
+# from it; the time-dependent part of the retention score is in ``scoring``.
+
+#: content type -> (retention multiplier, recency half-life in seconds)
+TYPE_WEIGHTS: dict[str, tuple[float, float]] = {
+    "error": (1.5, 30 * 60),
+    "decision": (1.3, 6 * 3600),
+    "code": (1.2, 6 * 3600),
+    "prose": (1.0, 2 * 3600),
+    "tool_output": (0.7, 15 * 60),
+}
+LARGE_ITEM_TOKENS = 2_000
+#: added to a pinned item's rank key: larger than any retention, so pinned items come first
+PIN_RANK = 10.0
+
+
+def standing(item: MemoryItem) -> float:
+    """The time-independent part of the retention score (importance, access, size)."""
+    multiplier = TYPE_WEIGHTS[item.content_type][0]
+    access = min(1.0, math.log1p(item.access_count) / math.log1p(20))
+    size = min(1.0, item.tokens / LARGE_ITEM_TOKENS)
+    return (0.4 * item.importance / 10 + 0.2 * access - 0.1 * size) * multiplier
+
+
+def rank_key(item: MemoryItem) -> float:
+    """What the store orders live items by for ``recall``: standing, pinned items first."""
+    return standing(item) + (PIN_RANK if item.pinned else 0.0)

@@ -14,16 +14,12 @@ order of ``accessed_at``). The store keeps one ordered index on ``rank_key`` (st
 
 from __future__ import annotations
 
-import math
 from datetime import datetime
 
 from ..models import utcnow
-from .model import MemoryItem
-from .text import TYPE_WEIGHTS
+from .model import LARGE_ITEM_TOKENS, PIN_RANK, TYPE_WEIGHTS, MemoryItem, rank_key, standing
 
-LARGE_ITEM_TOKENS = 2_000
-#: added to a pinned item's rank key: larger than any retention, so pinned items come first
-PIN_RANK = 10.0
+__all__ = ["LARGE_ITEM_TOKENS", "PIN_RANK", "rank_key", "standing"]  # re-exported: defined in model
 #: the largest retention: (0.4 + 0.3 + 0.2) * the largest type multiplier
 MAX_RETENTION = 0.9 * max(weight for weight, _ in TYPE_WEIGHTS.values())
 
@@ -34,23 +30,10 @@ def recency(item: MemoryItem, now: datetime | None = None) -> float:
     return float(0.5 ** (age / half_life))
 
 
-def standing(item: MemoryItem) -> float:
-    """The time-independent part of the retention score (importance, access, size)."""
-    multiplier = TYPE_WEIGHTS[item.content_type][0]
-    access = min(1.0, math.log1p(item.access_count) / math.log1p(20))
-    size = min(1.0, item.tokens / LARGE_ITEM_TOKENS)
-    return (0.4 * item.importance / 10 + 0.2 * access - 0.1 * size) * multiplier
-
-
 def freshness_at(content_type: str, accessed_ts: float, now_ts: float) -> float:
     """The recency part of the retention score for an item last accessed at ``accessed_ts``."""
     multiplier, half_life = TYPE_WEIGHTS[content_type]
     return 0.3 * multiplier * float(0.5 ** (max(0.0, now_ts - accessed_ts) / half_life))
-
-
-def rank_key(item: MemoryItem) -> float:
-    """What the store orders live items by for ``recall``: standing, pinned items first."""
-    return standing(item) + (PIN_RANK if item.pinned else 0.0)
 
 
 def retention(item: MemoryItem, now: datetime | None = None) -> float:

@@ -24,14 +24,6 @@ _CODE = re.compile(
 )
 _TOOL = re.compile(r"(?m)^\$ |[│┃┌┐└┘├┤─━╭╮╰╯|]{3,}|^\s*\+[-+]{3,}\+")
 
-#: multiplier, half-life in seconds
-TYPE_WEIGHTS: dict[str, tuple[float, float]] = {
-    "error": (1.5, 30 * 60),
-    "decision": (1.3, 6 * 3600),
-    "code": (1.2, 6 * 3600),
-    "prose": (1.0, 2 * 3600),
-    "tool_output": (0.7, 15 * 60),
-}
 INFRA = (
     "kubernetes",
     "k8s",

@@ -243,11 +243,11 @@ def _task(old: ActiveContext, facts: ContextFacts, changes: _Changes, open_work:
 
 def _promoted_next_step(old: ActiveContext, facts: ContextFacts) -> str:
     """A stated next step that becomes the current task: only when this checkpoint names no task
-    of its own and there is none, or the current one was just completed."""
+    of its own, and there is none or it reports something done ("Done: A. Next: B" moves on)."""
     if facts.requests or not facts.next_steps:
         return ""
-    finished = any(similarity(old.current_task, c) >= SAME_TASK for c in facts.completions)
-    return clean_sentence(facts.next_steps[0], 300) if not old.current_task or finished else ""
+    moves_on = not old.current_task or bool(facts.completions)
+    return clean_sentence(facts.next_steps[0], 300) if moves_on else ""
 
 
 def _steps(old: ActiveContext, facts: ContextFacts) -> tuple[str, list[str]]:

@@ -34,8 +34,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any, get_args
 
 from ..errors import ConflictError
-from ..memory.model import ContentType, MemoryItem
-from ..memory.scoring import rank_key
+from ..memory.model import ContentType, MemoryItem, rank_key
 from . import search
 from .memory_redis_rows import Batch, Meta, Postings, meta_row, parse, posting, text, vocabulary
 from .parts import IndexedItem, IndexTerms

@@ -15,8 +15,7 @@ from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
-from ..memory.model import MemoryItem
-from ..memory.scoring import rank_key
+from ..memory.model import MemoryItem, rank_key
 from . import search
 from .parts import IndexedItem, IndexTerms
 from .sqlite_db import SQLiteDB

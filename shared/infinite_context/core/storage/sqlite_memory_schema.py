@@ -84,8 +84,7 @@ END;
 
 
 def upgrade_memory_index(conn: sqlite3.Connection) -> None:
-    from ..memory.model import MemoryItem
-    from ..memory.scoring import rank_key
+    from ..memory.model import MemoryItem, rank_key
     from .sqlite_migrations import _statements
     from .touches import micros
 
