@@ -310,3 +310,10 @@ def test_next_is_a_next_step_unless_the_task_is_done(project_dir: Path) -> None:
     unfinished = run(project_dir, "Current task: add login", "Next: password reset")
     assert unfinished.active_context.current_task == "add login"
     assert unfinished.active_context.next_steps == ["password reset"]
+
+
+def test_a_stretch_with_only_an_answer_or_a_clean_tree_is_not_empty() -> None:
+    assert ContextFacts(source="transcript", tool_uses=3).is_empty()
+    assert not ContextFacts(user_replied=True).is_empty()  # closes the assistant's question
+    assert not ContextFacts(clean_tree=True).is_empty()  # settles uncommitted files
+    assert not ContextFacts(passed_checks=["pytest"]).is_empty()  # settles a blocker

@@ -13,6 +13,7 @@ checked here (a replay or a deleted file is still worth naming).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -78,6 +79,10 @@ class QuestionFact(_Fact):
     answer: str | None = None
 
 
+#: fields that describe the stretch rather than say something happened in it
+_BOOKKEEPING = frozenset({"source", "tool_uses"})
+
+
 class ContextFacts(_Fact):
     source: Literal["text", "transcript", "notebook"] = "text"
     #: the user's real requests, oldest first (acknowledgements like "continue" are not requests)
@@ -124,30 +129,9 @@ class ContextFacts(_Fact):
     tool_uses: int = 0
 
     def is_empty(self) -> bool:
-        return not any(
-            (
-                self.requests,
-                self.tasks,
-                self.in_progress,
-                self.tracker,
-                self.files_edited,
-                self.files_mentioned,
-                self.commands,
-                self.commits,
-                self.failures,
-                self.conclusions,
-                self.last_step,
-                self.branch,
-                self.decisions,
-                self.questions,
-                self.completions,
-                self.next_steps,
-                self.overview,
-                self.architecture,
-                self.notes,
-                self.variables,
-            )
-        )
+        """Nothing happened: every field but the bookkeeping is empty. (A clean working tree, a
+        reply that answers the assistant's question or a passing re-run is something.)"""
+        return not any(getattr(self, name) for name in type(self).model_fields if name not in _BOOKKEEPING)
 
     def combined(self, other: ContextFacts) -> ContextFacts:
         """These facts followed by ``other``'s (lists appended, later scalars win)."""
@@ -169,9 +153,8 @@ class ContextFacts(_Fact):
         return merged
 
 
-def map_strings(facts: ContextFacts, transform: object) -> ContextFacts:
+def map_strings(facts: ContextFacts, transform: Callable[[str], str]) -> ContextFacts:
     """A copy of ``facts`` with ``transform`` applied to every string (redaction)."""
-    assert callable(transform)
 
     def walk(value: object) -> object:
         if isinstance(value, str):
