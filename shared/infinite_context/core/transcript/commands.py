@@ -142,6 +142,18 @@ _STATUS_CLOSED = re.compile(r"closed?|done|resolved|completed?|fixed", re.I)
 _BEADS = re.compile(r"(?:^|[\s;&|(])(?:bd|br|beads)\s+(update|close|create|reopen|show|start)\b([^;&|\n]*)")
 _GH_ISSUE = re.compile(r"\bgh\s+issue\s+(close|reopen|develop|view|edit)\s+#?(\d+)([^;&|\n]*)")
 _STATUS_FLAG = re.compile(r"--status[= ]\s*['\"]?([\w -]+?)['\"]?(?:\s|$)")
+_BEADS_ACTIONS: dict[str, TrackerAction] = {
+    "close": "closed",
+    "reopen": "reopened",
+    "show": "viewed",
+    "start": "claimed",
+}
+_GH_ACTIONS: dict[str, TrackerAction] = {
+    "close": "closed",
+    "reopen": "reopened",
+    "develop": "claimed",
+    "view": "viewed",
+}
 _KEY_ID = re.compile(r"\b([A-Z][A-Z0-9]+-\d+)\b")
 _TITLE_SEP = re.compile(r"^\s*(?:[·:\-—|]\s*)+")
 # Status decorations trackers print around a title: [● P1 · OPEN], [EPIC], ● P2, ✓, ○
@@ -209,12 +221,7 @@ def tracker_events(command: str, output: str) -> list[TrackerEvent]:
             if created:
                 events.append(TrackerEvent(item=created.group(1), action="created", title=title[:160]))
             continue
-        action: TrackerAction | None = {
-            "close": "closed",
-            "reopen": "reopened",
-            "show": "viewed",
-            "start": "claimed",
-        }.get(verb)  # type: ignore[assignment]
+        action = _BEADS_ACTIONS.get(verb)
         if verb == "update" and status:
             value = status.group(1)
             action = (
@@ -225,7 +232,7 @@ def tracker_events(command: str, output: str) -> list[TrackerEvent]:
             for item in ids:
                 add(item, action)
     for verb, number, rest in _GH_ISSUE.findall(command):
-        action = {"close": "closed", "reopen": "reopened", "develop": "claimed", "view": "viewed"}.get(verb)  # type: ignore[assignment]
+        action = _GH_ACTIONS.get(verb)
         if verb == "edit" and _STATUS_CLAIMED.search(rest):
             action = "claimed"
         if action is not None:
