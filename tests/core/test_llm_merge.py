@@ -275,3 +275,16 @@ def test_merge_mode_picks_the_tiers() -> None:
     assert [t.name for t in build_chain(load_settings(merge="anthropic", **keys)).tiers] == ["anthropic"]
     assert build_chain(load_settings(merge="offline", **keys)).tiers == []
     assert build_chain(load_settings()).tiers == []  # auto without keys: offline only
+
+
+def test_the_refiner_gets_only_the_keys_the_settings_chose(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Under Claude Code its own ANTHROPIC_API_KEY is ignored; the background refiner must not
+    receive it either (it travels in the job on the child's stdin)."""
+    from infinite_context.core.refine import settings_payload
+
+    monkeypatch.setenv("CLAUDECODE", "1")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-inherited-from-claude-code")
+    monkeypatch.setenv("GEMINI_API_KEY", "gemini-ours")
+    payload = settings_payload(load_settings())
+    assert "sk-ant-inherited-from-claude-code" not in json.dumps(payload)
+    assert payload["gemini_api_key"] == "gemini-ours"

@@ -27,10 +27,12 @@ log = logging.getLogger(__name__)
 
 
 def settings_payload(settings: Settings) -> dict[str, Any]:
-    """Every setting as JSON, secrets as their values (the pipe is private to the child)."""
+    """Every setting as JSON, secrets as their values (the pipe is private to the child). Only
+    the fields the dump keeps: the raw ``seed_*`` inputs (a key inherited from Claude Code that
+    the settings chose to ignore) stay behind."""
     data: dict[str, Any] = settings.model_dump(mode="json")
-    for name, value in settings:
-        secret = getattr(value, "get_secret_value", None)
+    for name in data:
+        secret = getattr(getattr(settings, name), "get_secret_value", None)
         if secret is not None:
             data[name] = secret()
     data["data_dir"] = str(settings.resolved_data_dir())
