@@ -317,3 +317,9 @@ def test_a_stretch_with_only_an_answer_or_a_clean_tree_is_not_empty() -> None:
     assert not ContextFacts(user_replied=True).is_empty()  # closes the assistant's question
     assert not ContextFacts(clean_tree=True).is_empty()  # settles uncommitted files
     assert not ContextFacts(passed_checks=["pytest"]).is_empty()  # settles a blocker
+
+
+def test_a_stated_blocker_reads_as_written(project_dir: Path) -> None:
+    state = run(project_dir, "Blockers: pytest tests/test_login.py fails on the expiry")
+    text = render_within(state, None)
+    assert "- pytest tests/test_login.py fails on the expiry\n" in text and "failed" not in text

@@ -43,7 +43,8 @@ def status_text(r: StatusReport) -> str:
             f"state {r.state_tokens}/{r.token_cap} tokens; {_count(r.active_files, 'active file')}, "
             f"{_count(r.pending_decisions, 'pending decision')}, {_count(r.recent_changes, 'recent change')}."
         )
-    lines = [head, f"Project: {r.project_root} (session {r.session_id})", f"Store: {r.store}"]
+    session = f"session {r.session_id}" if r.session_id else "no session id yet: made at the first checkpoint"
+    lines = [head, f"Project: {r.project_root} ({session})", f"Store: {r.store}"]
     if r.merge_plan is not None:
         lines.append(f"Merge plan: {r.merge_plan.describe()}")
     if r.refining:

@@ -60,10 +60,12 @@ class Commit(_Fact):
 
 
 class Failure(_Fact):
-    """A check whose latest run failed and that no later run has fixed."""
+    """A check whose latest run failed and that no later run has fixed, or (``stated``) a blocker
+    someone wrote down ("Blockers: CI is red on the login test")."""
 
     check: str
     lines: list[str] = Field(default_factory=list)
+    stated: bool = False
 
 
 class DecisionFact(_Fact):

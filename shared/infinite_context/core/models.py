@@ -59,6 +59,8 @@ class Blocker(_Model):
     check: str
     detail: str = ""
     since: datetime | None = None
+    #: written down as a blocker, not a check seen failing (shown as written)
+    stated: bool = False
 
 
 class ProjectContext(_Model):

@@ -58,7 +58,9 @@ def _sections(state: ProjectState, missing: set[str]) -> list[_Section]:
             _Section(
                 "## Blockers (failing, not fixed yet)",
                 [
-                    f"- `{b.check}` failed" + (f": {_clean(b.detail)}" if b.detail else "")
+                    f"- {_clean(b.check)}"
+                    if b.stated
+                    else f"- `{b.check}` failed" + (f": {_clean(b.detail)}" if b.detail else "")
                     for b in reversed(ac.blockers)
                 ],
             )

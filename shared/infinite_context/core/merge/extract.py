@@ -296,7 +296,7 @@ def facts_from_text(text: str, project_root: Path) -> ContextFacts:
         requests=found.tasks,
         in_progress=found.in_progress[-1] if found.in_progress else "",
         files_mentioned=list(dict.fromkeys([*listed, *found.files])),
-        failures=[Failure(check=b) for b in found.blockers],
+        failures=[Failure(check=b, stated=True) for b in found.blockers],
         decisions=[DecisionFact(decision=d) for d in found.decisions],
         questions=[QuestionFact(text=q) for q in found.questions],
         completions=found.completions,

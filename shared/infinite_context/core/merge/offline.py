@@ -187,7 +187,12 @@ def _blockers(
         if earlier is not None:
             kept.remove(earlier)
         kept.append(
-            Blocker(check=failure.check, detail=detail, since=earlier.since if earlier else request.now)
+            Blocker(
+                check=failure.check,
+                detail=detail,
+                since=earlier.since if earlier else request.now,
+                stated=failure.stated,
+            )
         )
     return kept[-MAX_BLOCKERS:]
 
