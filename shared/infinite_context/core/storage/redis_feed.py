@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 import orjson
 
+from .feed import FeedThread, Subscriptions
 from .parts import Change, ChangeCallback
 from .redis_conn import RedisConnection
 
@@ -18,39 +19,27 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-class RedisFeed:
+class RedisFeed(Subscriptions["_Listener"]):
     def __init__(self, conn: RedisConnection) -> None:
+        super().__init__()
         self.conn = conn
-        self._lock = threading.Lock()
-        self._subscriptions: list[_Listener] = []
 
     def subscribe(self, callback: ChangeCallback, session_id: str | None = None) -> _Listener:
-        listener = _Listener(self.conn, callback, session_id)
-        with self._lock:
-            self._subscriptions.append(listener)
-        listener.start()
-        return listener
-
-    def close(self) -> None:
-        with self._lock:
-            subs, self._subscriptions = self._subscriptions, []
-        for sub in subs:
-            sub.close()
+        return self._started(_Listener(self.conn, callback, session_id))
 
 
-class _Listener:
+class _Listener(FeedThread):
     """Pub/sub listener thread; re-subscribes by itself after Redis comes back."""
 
     def __init__(self, conn: RedisConnection, callback: ChangeCallback, session_id: str | None) -> None:
+        super().__init__(self._run, "ic-redis-feed")
         self._conn = conn
         self._callback = callback
         self._session_id = session_id
-        self._stop = threading.Event()
         self._ready = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="ic-redis-feed", daemon=True)
 
     def start(self) -> None:
-        self._thread.start()
+        super().start()
         # Subscribing is asynchronous; wait briefly so a write right after subscribe() is seen.
         self._ready.wait(timeout=2.0)
 
@@ -108,8 +97,3 @@ class _Listener:
             self._callback(change)
         except Exception:
             log.exception("change feed callback failed")
-
-    def close(self) -> None:
-        self._stop.set()
-        if self._thread.is_alive() and threading.current_thread() is not self._thread:
-            self._thread.join(timeout=2)

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import logging
 import sqlite3
-import threading
 
+from .feed import FeedThread, Subscriptions
 from .parts import Change, ChangeCallback
 from .sqlite_db import SQLiteDB
 
@@ -19,40 +19,25 @@ log = logging.getLogger(__name__)
 POLL_SECONDS = 0.1
 
 
-class SQLiteFeed:
+class SQLiteFeed(Subscriptions["_Poller"]):
     def __init__(self, db: SQLiteDB) -> None:
+        super().__init__()
         self.db = db
-        self._lock = threading.Lock()
-        self._subscriptions: list[_Poller] = []
 
     def subscribe(self, callback: ChangeCallback, session_id: str | None = None) -> _Poller:
-        poller = _Poller(self.db.connect(), callback, session_id)
-        with self._lock:
-            self._subscriptions.append(poller)
-        poller.start()
-        return poller
-
-    def close(self) -> None:
-        with self._lock:
-            subs, self._subscriptions = self._subscriptions, []
-        for sub in subs:
-            sub.close()
+        return self._started(_Poller(self.db.connect(), callback, session_id))
 
 
-class _Poller:
+class _Poller(FeedThread):
     """Background reader delivering rows of ``changes`` newer than the last one it saw."""
 
     def __init__(self, conn: sqlite3.Connection, callback: ChangeCallback, session_id: str | None) -> None:
+        super().__init__(self._run, "ic-sqlite-feed")
         self._callback = callback
         self._session_id = session_id
-        self._stop = threading.Event()
         self._conn = conn
         row = self._conn.execute("SELECT COALESCE(MAX(seq), 0) FROM changes").fetchone()
         self._last_seq = int(row[0])
-        self._thread = threading.Thread(target=self._run, name="ic-sqlite-feed", daemon=True)
-
-    def start(self) -> None:
-        self._thread.start()
 
     def _run(self) -> None:
         data_version = None
@@ -80,7 +65,5 @@ class _Poller:
                     log.exception("change feed callback failed")
 
     def close(self) -> None:
-        self._stop.set()
-        if self._thread.is_alive() and threading.current_thread() is not self._thread:
-            self._thread.join(timeout=2)
+        super().close()
         self._conn.close()
