@@ -31,23 +31,18 @@ from __future__ import annotations
 import json
 from collections import Counter
 from functools import partial
-from typing import TYPE_CHECKING, Any, get_args
+from typing import Any
 
 from ..errors import ConflictError
-from ..memory.model import ContentType, MemoryItem, rank_key
+from ..memory.model import MemoryItem, rank_key
 from . import search
-from .memory_redis_rows import Batch, Meta, Postings, meta_row, parse, posting, text, vocabulary
+from .memory_redis_rows import Batch, Meta, Postings, meta_row, parse, posting, vocabulary
 from .parts import IndexedItem, IndexTerms
-from .redis_conn import RedisConnection
+from .redis_conn import RedisConnection, text
 from .touches import TouchBuffer, micros
-
-if TYPE_CHECKING:
-    pass
 
 WATCH_ATTEMPTS = 20
 SCHEMA = "2"
-TF_CAP = 255
-CONTENT_TYPES: tuple[str, ...] = get_args(ContentType)
 READ_CHUNK = 1000
 
 

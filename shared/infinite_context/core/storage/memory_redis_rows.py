@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from ..memory.model import MemoryItem
 from . import search
+from .redis_conn import text
 from .touches import apply_access
 
 if TYPE_CHECKING:
@@ -19,10 +20,6 @@ if TYPE_CHECKING:
     from .memory_redis import RedisMemory
 
 TF_CAP = 255
-
-
-def text(value: Any) -> str:
-    return value.decode() if isinstance(value, bytes) else str(value)
 
 
 def parse(raw: Any, access: Any = None) -> MemoryItem | None:

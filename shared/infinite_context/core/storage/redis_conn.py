@@ -46,14 +46,22 @@ def display_url(url: str) -> str:
     return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
 
 
+def text(value: object) -> str:
+    """A reply value as text (redis-py returns bytes unless asked to decode)."""
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
 def is_cluster_url(url: str) -> bool:
     return url.split("://", 1)[0].endswith("+cluster")
+
+
+_URL_FIX = "use redis://[user:password@]host:port/db (rediss:// for TLS, redis+cluster:// for a cluster)"
 
 
 def check_url(url: str) -> None:
     """ConfigError naming what is wrong with a Redis URL, before redis-py parses it."""
     shown = display_url(url)
-    fix = "use redis://[user:password@]host:port/db (rediss:// for TLS, redis+cluster:// for a cluster)"
+    fix = _URL_FIX
     try:
         parts = urlsplit(url)
         parts.port  # noqa: B018 - raises ValueError on a port that is not a number
@@ -95,8 +103,8 @@ class RedisConnection:
         *,
         prefix: str = "ic",
         cluster: bool = False,
-        socket_timeout: float = 3.0,
-        connect_timeout: float = 3.0,
+        socket_timeout: float,
+        connect_timeout: float,
     ) -> None:
         check_url(url)
         self.url = url
@@ -132,23 +140,20 @@ class RedisConnection:
         except redis.RedisError as exc:
             raise self.unavailable(exc) from None
         except ValueError as exc:
-            raise ConfigError(
-                f"the Redis URL {self.display_url} is malformed: {exc}",
-                fix="use redis://[user:password@]host:port/db (rediss:// for TLS)",
-            ) from None
+            raise ConfigError(f"the Redis URL {self.display_url} is malformed: {exc}", fix=_URL_FIX) from None
 
     def unavailable(self, exc: BaseException) -> StorageUnavailable:
         import redis
 
-        text = str(exc)
-        wants_auth = "NOAUTH" in text or "Authentication required" in text or "HELLO must be called" in text
+        said = str(exc)
+        wants_auth = "NOAUTH" in said or "Authentication required" in said or "HELLO must be called" in said
         if wants_auth and not _has_password(self.url):
             return StorageUnavailable(
                 f"Redis at {self.display_url} requires a password and the URL gives none",
                 fix="put it in INFINITE_CONTEXT_STORE_URL: redis://:PASSWORD@host:port/0 "
                 "(or redis://USER:PASSWORD@host:port/0 for an ACL user)",
             )
-        if isinstance(exc, redis.AuthenticationError) or "WRONGPASS" in text or wants_auth:
+        if isinstance(exc, redis.AuthenticationError) or "WRONGPASS" in said or wants_auth:
             return StorageUnavailable(
                 f"Redis at {self.display_url} rejected the credentials: {exc}",
                 fix="put the right user and password in INFINITE_CONTEXT_STORE_URL (redis://user:pass@host:port)",
@@ -202,10 +207,9 @@ class RedisConnection:
         head, tail = f"{self.prefix}:{{", f"}}:{name}"
         keys = self.guard(lambda: list(self.client.scan_iter(match=f"{head}*{tail}", count=500)))
         found = set()
-        for key in keys:
-            text = key.decode() if isinstance(key, bytes) else key
-            if text.startswith(head) and text.endswith(tail) and len(text) > len(head) + len(tail):
-                found.add(session_of_tag(text[len(head) : -len(tail)]))
+        for key in map(text, keys):
+            if key.startswith(head) and key.endswith(tail) and len(key) > len(head) + len(tail):
+                found.add(session_of_tag(key[len(head) : -len(tail)]))
         return sorted(found)
 
     def publish(self, session_id: str, version: int) -> None:

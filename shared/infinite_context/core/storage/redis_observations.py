@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..models import Observation
-from .redis_conn import RedisConnection
+from .redis_conn import RedisConnection, text
 from .states import parse_observation
 
 if TYPE_CHECKING:
@@ -45,7 +45,7 @@ class RedisObservations:
         for field, value in raw.items():
             parsed = parse_observation(value)
             if parsed is not None:
-                found[field.decode() if isinstance(field, bytes) else str(field)] = parsed
+                found[text(field)] = parsed
         return found
 
     def observation_sessions(self) -> list[str]:

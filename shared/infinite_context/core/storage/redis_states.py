@@ -17,7 +17,7 @@ from typing import cast
 
 from ..errors import ConflictError
 from ..models import HistoryEntry, LockInfo, ProjectState
-from .redis_conn import RedisConnection
+from .redis_conn import RedisConnection, text
 from .states import CasStates, parse_entry
 
 WRITE_MUTEX_MS = 10_000
@@ -181,7 +181,7 @@ class RedisStates(CasStates):
         ttl_ms = max(1, int(ttl_seconds * 1000))
         key = self.conn.key(session_id, "lock")
         result = self.conn.guard(lambda: self.conn.client.eval(_ACQUIRE, 1, key, owner, ttl_ms))
-        acquired, holder = int(result[0]), _text(result[1])
+        acquired, holder = int(result[0]), text(result[1])
         if acquired:
             return LockInfo(acquired=True, owner=owner, holder=owner, expires_at=_after_ms(ttl_ms))
         return LockInfo(acquired=False, owner=owner, holder=holder, expires_at=_after_ms(int(result[2])))
@@ -192,7 +192,7 @@ class RedisStates(CasStates):
 
     def lock_holder(self, session_id: str) -> str | None:
         value = self.conn.guard(lambda: self.conn.client.get(self.conn.key(session_id, "lock")))
-        return _text(value) if value is not None else None
+        return text(value) if value is not None else None
 
 
 def _int(value: object) -> int:
@@ -202,10 +202,6 @@ def _int(value: object) -> int:
         return int(value)
     except ValueError:
         return 0
-
-
-def _text(value: object) -> str:
-    return value.decode() if isinstance(value, bytes) else str(value)
 
 
 def _after_ms(ms: int) -> datetime:
