@@ -26,8 +26,8 @@ import math
 from datetime import datetime
 from typing import TYPE_CHECKING, get_args
 
-from .model import ContentType, MemoryItem
-from .scoring import MAX_RETENTION, PIN_RANK, freshness_at, retention
+from .model import PIN_RANK, ContentType, MemoryItem
+from .scoring import MAX_RETENTION, freshness_at, retention
 
 if TYPE_CHECKING:
     from ..storage.parts import MemoryIndex

@@ -9,7 +9,7 @@ The score splits in two so ``recall`` can be served by indexes instead of readin
 ``freshness`` (the recency part, which decays with time but keeps, within one content type, the
 order of ``accessed_at``). The store keeps one ordered index on ``rank_key`` (standing, plus
 ``PIN_RANK`` for pinned items so they come first) and one per content type on ``accessed_at``;
-``top_by_retention`` (working.py) merges them with Fagin's threshold algorithm.
+``top_by_retention`` (ranking.py) merges them with Fagin's threshold algorithm.
 """
 
 from __future__ import annotations
@@ -17,17 +17,10 @@ from __future__ import annotations
 from datetime import datetime
 
 from ..models import utcnow
-from .model import LARGE_ITEM_TOKENS, PIN_RANK, TYPE_WEIGHTS, MemoryItem, rank_key, standing
+from .model import TYPE_WEIGHTS, MemoryItem, standing
 
-__all__ = ["LARGE_ITEM_TOKENS", "PIN_RANK", "rank_key", "standing"]  # re-exported: defined in model
 #: the largest retention: (0.4 + 0.3 + 0.2) * the largest type multiplier
 MAX_RETENTION = 0.9 * max(weight for weight, _ in TYPE_WEIGHTS.values())
-
-
-def recency(item: MemoryItem, now: datetime | None = None) -> float:
-    half_life = TYPE_WEIGHTS[item.content_type][1]
-    age = max(0.0, ((now or utcnow()) - item.accessed_at).total_seconds())
-    return float(0.5 ** (age / half_life))
 
 
 def freshness_at(content_type: str, accessed_ts: float, now_ts: float) -> float:

@@ -173,7 +173,7 @@ class MemoryIndex(Protocol):
         self, session_id: str, order: str, offset: int, limit: int
     ) -> list[tuple[MemoryItem, float]]:
         """Live items with their stored key, best first: ``order="rank"`` by the retention
-        standing with pins first (``scoring.rank_key``), or a content type's items by
+        standing with pins first (``memory.model.rank_key``), or a content type's items by
         ``accessed_at`` (the key in microseconds). Reads ``limit`` items, not the session."""
         ...
 
