@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, cast
 from ..memory.model import MemoryItem
 from . import search
 from .redis_conn import text
-from .touches import apply_access
+from .touches import parse_item
 
 if TYPE_CHECKING:
     from redis.client import Pipeline
@@ -25,14 +25,10 @@ TF_CAP = 255
 def parse(raw: Any, access: Any = None) -> MemoryItem | None:
     if raw is None:
         return None
-    try:
-        item = MemoryItem.model_validate_json(raw)
-    except ValueError:
-        return None
-    if access is not None:
-        accessed, count = text(access).split()
-        apply_access(item, int(accessed), int(count))
-    return item
+    if access is None:
+        return parse_item(raw)
+    accessed, count = text(access).split()
+    return parse_item(raw, int(accessed), int(count))
 
 
 def posting(seq: int, body_tf: int, tag_tf: int) -> int:

@@ -19,7 +19,7 @@ from ..memory.model import MemoryItem, rank_key
 from . import search
 from .parts import IndexedItem, IndexTerms
 from .sqlite_db import SQLiteDB
-from .touches import TouchBuffer, apply_access, micros
+from .touches import TouchBuffer, micros, parse_item
 
 #: ids per lookup, under SQLite's limit on bound variables
 CHUNK = 500
@@ -29,14 +29,6 @@ DF_CACHE = 10_000
 WAL_CHECKPOINT_PAGES = 8000
 CACHE_KIB = 32 * 1024
 _ITEM = "SELECT item, accessed_at, access_count FROM memory_items"
-
-
-def _parse(raw: str, accessed: int | None = None, count: int | None = None) -> MemoryItem | None:
-    try:
-        item = MemoryItem.model_validate_json(raw)
-    except ValueError:
-        return None
-    return apply_access(item, accessed, count)
 
 
 class _Postings:
@@ -228,7 +220,7 @@ class SQLiteMemory:
         found = [
             item
             for raw, accessed, count in self.db.rows(sql, params)
-            if (item := _parse(raw, accessed, count))
+            if (item := parse_item(raw, accessed, count))
         ]
         self.touches.overlay(session_id, found)
         return iter(found)
@@ -281,7 +273,7 @@ class SQLiteMemory:
             params = (session_id, order, limit, offset)
         found = []
         for raw, accessed, count, key in self.db.rows(sql, params):
-            item = _parse(raw, accessed, count)
+            item = parse_item(raw, accessed, count)
             if item is not None:
                 found.append((item, float(key)))
         self.touches.overlay(session_id, (i for i, _ in found))
@@ -312,7 +304,7 @@ class SQLiteMemory:
                 "WHERE session_id = ? ORDER BY rid",
                 (session_id,),
             )
-            if (item := _parse(raw, accessed, count)) is not None
+            if (item := parse_item(raw, accessed, count)) is not None
         }
         self.touches.overlay(session_id, items.values())
         body: dict[int, list[str]] = {}

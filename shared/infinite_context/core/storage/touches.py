@@ -43,6 +43,15 @@ def apply_access(item: MemoryItem, accessed: int | None, count: int | None) -> M
     return item
 
 
+def parse_item(raw: str | bytes, accessed: int | None = None, count: int | None = None) -> MemoryItem | None:
+    """An item from its stored JSON and the access fields kept beside it; None if unreadable."""
+    try:
+        item = MemoryItem.model_validate_json(raw)
+    except ValueError:
+        return None
+    return apply_access(item, accessed, count)
+
+
 #: ``write(session_id, items)``: store the access fields (and rank keys) of ``items``
 Writer = Callable[[str, list[MemoryItem]], None]
 
