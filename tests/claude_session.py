@@ -21,6 +21,19 @@ CLAUDE = REPO / "tools" / "node_modules" / ".bin" / "claude"
 BIN = Path(sys.executable).parent  # our console script, put on PATH as a teammate would have it
 
 
+def install_claude_code(root: Path, env: dict[str, str]) -> None:
+    """``infinite-context install claude-code`` (our console script) in ``root``; it must succeed."""
+    done = subprocess.run(
+        [str(BIN / "infinite-context"), "install", "claude-code"],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+
+
 @dataclass
 class ClaudeProject:
     root: Path
@@ -53,15 +66,7 @@ class ClaudeProject:
         )
         project = cls(root, config, data, store_url, env)
         if install:
-            done = subprocess.run(
-                [str(BIN / "infinite-context"), "install", "claude-code"],
-                cwd=root,
-                env=env,
-                capture_output=True,
-                text=True,
-                timeout=60,
-            )
-            assert done.returncode == 0, done.stderr
+            install_claude_code(root, env)
         return project
 
     def spool_settled(self, timeout: float = 30.0) -> bool:

@@ -105,6 +105,23 @@ def _ok_body(kind: str, text: str) -> dict[str, Any]:
 
 
 @contextmanager
+def serve_http(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
+    """Serve ``handler`` on a free local port in a background thread; yields the base URL and
+    shuts the server down on leaving the block."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server.daemon_threads = True
+    # serve_forever checks for shutdown() every poll_interval (0.5 s by default): each test would
+    # wait that long on leaving the block.
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@contextmanager
 def fake_provider(kind: str, steps: list[Step]) -> Iterator[FakeProvider]:
     provider = FakeProvider(kind, list(steps))
     lock = threading.Lock()
@@ -141,15 +158,6 @@ def fake_provider(kind: str, steps: list[Step]) -> Iterator[FakeProvider]:
             except (BrokenPipeError, ConnectionResetError):
                 pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    provider.url = f"http://127.0.0.1:{server.server_address[1]}"
-    # serve_forever checks for shutdown() every poll_interval (0.5 s by default): each test would
-    # wait that long on leaving the block.
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True)
-    thread.start()
-    try:
+    with serve_http(Handler) as url:
+        provider.url = url
         yield provider
-    finally:
-        server.shutdown()
-        server.server_close()

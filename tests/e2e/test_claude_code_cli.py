@@ -8,9 +8,11 @@ import os
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from ..claude_session import install_claude_code
 from ..conftest import PYTHON, REPO
 
 pytestmark = pytest.mark.slow  # the real Claude Code CLI (node) starts our server
@@ -42,6 +44,23 @@ def claude_env(tmp_path: Path) -> dict[str, str]:
         MCP_TIMEOUT="20000",
     )
     return env
+
+
+def claude_print(claude: str, prompt: str, tools: str, cwd: Path, env: dict[str, str]) -> dict[str, Any]:
+    """``claude -p PROMPT`` (tools ``tools`` allowed, JSON output) run to its end; it must succeed.
+    Returns its JSON result."""
+    done = subprocess.run(
+        [claude, "-p", prompt, "--allowedTools", tools, "--output-format", "json"],
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert done.returncode == 0, done.stderr[-2000:] + done.stdout[-2000:]
+    result: dict[str, Any] = json.loads(done.stdout)
+    return result
 
 
 def mcp_list_line(claude: str, project_dir: Path, env: dict[str, str]) -> str:
@@ -88,15 +107,7 @@ def test_install_claude_code_then_the_cli_shows_our_server_connected(
     env["INFINITE_CONTEXT_STORE_URL"] = f"sqlite:///{tmp_path / 'brain.db'}"
     # project scope names the console script; a teammate has it on PATH (pipx, an active venv)
     env["PATH"] = f"{Path(PYTHON).parent}{os.pathsep}{env['PATH']}"
-    installed = subprocess.run(
-        [PYTHON, "-m", "infinite_context.server", "install", "claude-code"],
-        cwd=project_dir,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert installed.returncode == 0, installed.stderr
+    install_claude_code(project_dir, env)
     entry = json.loads((project_dir / ".mcp.json").read_text())["mcpServers"]["infinite-context"]
     assert entry["command"] == "infinite-context" and entry["alwaysLoad"] is True
     line = mcp_list_line(claude, project_dir, env)

@@ -15,7 +15,7 @@ import pytest
 
 from ..conftest import PYTHON
 from ..fake_anthropic import Step, fake_anthropic
-from .test_claude_code_cli import claude_binary, claude_env
+from .test_claude_code_cli import claude_binary, claude_env, claude_print
 
 pytestmark = pytest.mark.slow  # the real Claude Code CLI (node)
 
@@ -67,17 +67,8 @@ def test_claude_code_runs_through_the_proxy(tmp_path: Path) -> None:
                 DISABLE_AUTOUPDATER="1",
                 DISABLE_ERROR_REPORTING="1",
             )
-            done = subprocess.run(
-                [claude, "-p", "Read the five listings", "--allowedTools", "Bash", "--output-format", "json"],
-                cwd=project,
-                env=env,
-                stdin=subprocess.DEVNULL,
-                capture_output=True,
-                text=True,
-                timeout=180,
-            )
-            assert done.returncode == 0, done.stderr[-2000:] + done.stdout[-2000:]
-            assert "five listings" in json.loads(done.stdout)["result"]
+            done = claude_print(claude, "Read the five listings", "Bash", project, env)
+            assert "five listings" in done["result"]
             status = subprocess.run(
                 [*cli, "--json", "proxy", "status"], env=proxy_env, capture_output=True, text=True, timeout=30
             )

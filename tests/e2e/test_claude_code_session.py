@@ -15,7 +15,7 @@ from infinite_context.core.transcript.reader import TranscriptReader
 
 from ..conftest import PYTHON
 from ..fake_anthropic import Step, fake_anthropic
-from .test_claude_code_cli import claude_binary, claude_env
+from .test_claude_code_cli import claude_binary, claude_env, claude_print
 
 pytestmark = pytest.mark.slow  # the real Claude Code CLI (node)
 
@@ -56,24 +56,7 @@ def run_session(tmp_path: Path) -> tuple[Path, Path]:
             DISABLE_AUTOUPDATER="1",
             DISABLE_ERROR_REPORTING="1",
         )
-        done = subprocess.run(
-            [
-                claude,
-                "-p",
-                REQUEST,
-                "--allowedTools",
-                "Bash Write TaskCreate TaskUpdate",
-                "--output-format",
-                "json",
-            ],
-            cwd=project,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            timeout=180,
-        )
-        assert done.returncode == 0, done.stderr[-2000:] + done.stdout[-2000:]
+        claude_print(claude, REQUEST, "Bash Write TaskCreate TaskUpdate", project, env)
         assert len(fake.main_requests()) >= 8, [r.get("messages", [])[-1:] for r in fake.main_requests()]
     transcripts = list((Path(env["CLAUDE_CONFIG_DIR"]) / "projects").rglob("*.jsonl"))
     main = [t for t in transcripts if "subagents" not in t.parts]

@@ -6,11 +6,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import nbformat
 import pytest
-from nbclient import NotebookClient
 
 from ..conftest import run_cli
+from .conftest import run_notebook
 
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 
@@ -31,16 +30,7 @@ def test_notebook_session_shares_the_brain_with_the_cli(
         "%rollback --steps 1",
         "%checkpoint --tokens nope",
     ]
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(src) for src in cells])
-    client = NotebookClient(
-        nb,
-        kernel_name="python3",
-        timeout=120,
-        allow_errors=True,
-        resources={"metadata": {"path": str(project_dir)}},
-    )
-    client.execute()
-    outputs = [cell.outputs for cell in nb.cells]
+    outputs = run_notebook(cells, project_dir)
 
     def text(i: int) -> str:
         return "".join(

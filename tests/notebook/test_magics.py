@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -12,17 +11,6 @@ from IPython.core.interactiveshell import InteractiveShell
 
 from infinite_context.core.brain import ProjectBrain
 from infinite_context.core.config import load_settings
-
-
-@pytest.fixture
-def shell(project_dir: Path, store_url: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[InteractiveShell]:
-    monkeypatch.setenv("INFINITE_CONTEXT_STORE_URL", store_url)
-    monkeypatch.chdir(project_dir)
-    ip = InteractiveShell.instance()
-    ip.run_line_magic("load_ext", "infinite_context.notebook")
-    yield ip
-    ip.run_line_magic("unload_ext", "infinite_context.notebook")
-    InteractiveShell.clear_instance()
 
 
 def brain_state(project_dir: Path, store_url: str) -> dict[str, object]:

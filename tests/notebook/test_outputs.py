@@ -8,15 +8,14 @@ driven by clicking its buttons in the kernel and reading the widgets' state. Ter
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import nbformat
 import pytest
 from IPython.core.error import UsageError
 from IPython.core.interactiveshell import InteractiveShell
-from nbclient import NotebookClient
+
+from .conftest import run_notebook
 
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 
@@ -40,19 +39,6 @@ p.ask(999)
 p.confirm()
 print("FAILED", p.message.value)
 """
-
-
-def _run(cells: list[str], project_dir: Path) -> list[list[dict[str, Any]]]:
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(src) for src in cells])
-    client = NotebookClient(
-        nb,
-        kernel_name="python3",
-        timeout=120,
-        allow_errors=True,
-        resources={"metadata": {"path": str(project_dir)}},
-    )
-    client.execute()
-    return [[dict(o) for o in cell.outputs] for cell in nb.cells]
 
 
 def _stdout(outputs: list[dict[str, Any]]) -> str:
@@ -91,7 +77,7 @@ def test_notebook_outputs_have_fallbacks_and_the_rollback_asks_first(
         PANEL_FLOW,
         '%checkpoint -m "not closed',
     ]
-    out = _run(cells, project_dir)
+    out = run_notebook(cells, project_dir)
     for cell in out:
         _assert_no_repr(cell)
         for data in _displays(cell):
@@ -126,29 +112,16 @@ def test_notebook_outputs_have_fallbacks_and_the_rollback_asks_first(
     assert "UsageError: no closing quotation" in json.dumps(out[9]), out[9]
 
 
-@pytest.fixture
-def terminal(
-    project_dir: Path, store_url: str, monkeypatch: pytest.MonkeyPatch
-) -> Iterator[InteractiveShell]:
-    monkeypatch.setenv("INFINITE_CONTEXT_STORE_URL", store_url)
-    monkeypatch.chdir(project_dir)
-    ip = InteractiveShell.instance()
-    ip.run_line_magic("load_ext", "infinite_context.notebook")
-    yield ip
-    ip.run_line_magic("unload_ext", "infinite_context.notebook")
-    InteractiveShell.clear_instance()
-
-
 def test_terminal_ipython_gets_plain_text(
-    terminal: InteractiveShell, capsys: pytest.CaptureFixture[str]
+    shell: InteractiveShell, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    terminal.run_line_magic("checkpoint", '-m "Current task: fix List<T> parsing"')
+    shell.run_line_magic("checkpoint", '-m "Current task: fix List<T> parsing"')
     capsys.readouterr()
     for cell in ("%resume", "%ctx_status", "%ctx_history"):
-        terminal.run_cell(cell, store_history=True)
+        shell.run_cell(cell, store_history=True)
     text = capsys.readouterr().out
     assert "fix List<T> parsing" in text and "Version 1" in text and "v1" in text
     for leak in ("VBox(", "<IPython.core.display", "ProjectState(", "&lt;", "<div>"):
         assert leak not in text, (leak, text)
     with pytest.raises(UsageError, match="no closing quotation"):
-        terminal.run_line_magic("checkpoint", '-m "unclosed')
+        shell.run_line_magic("checkpoint", '-m "unclosed')
