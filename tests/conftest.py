@@ -30,6 +30,15 @@ REPO = Path(__file__).resolve().parents[1]
 #: Real Claude Code transcripts, kept beside the repository (``../shared/fixtures``), not in it.
 #: Without them the tests that read them are skipped, saying why (``IC_TEST_FIXTURES`` moves them).
 FIXTURES = Path(os.environ.get("IC_TEST_FIXTURES") or REPO.parent / "shared" / "fixtures" / "claude-code")
+#: A long session with a compaction, and a 2.1.6 session with phantom reads.
+SPOTTER_LONG = FIXTURES / "spotter" / "4d5611e5-241a-462a-8d15-5122611a9569.jsonl"
+PHANTOM = (
+    FIXTURES
+    / "phantom-reads"
+    / "session-examples"
+    / "2.1.6-bad"
+    / "bf88e2ff-ac8b-4f29-8dbf-c2467325fe4e.jsonl"
+)
 FIXTURES_MISSING = (
     f"needs the Claude Code transcript fixtures in {FIXTURES} (the team's ../shared folder beside the "
     "repository; set IC_TEST_FIXTURES to use another folder)"

@@ -13,16 +13,8 @@ import pytest
 from infinite_context.core.transcript.meter import ContextMeter, IncrementalMeter, measure_entries
 from infinite_context.core.transcript.reader import TranscriptReader
 
-from ..conftest import FIXTURES
+from ..conftest import FIXTURES, PHANTOM, SPOTTER_LONG
 
-SPOTTER_LONG = FIXTURES / "spotter" / "4d5611e5-241a-462a-8d15-5122611a9569.jsonl"  # a compaction
-PHANTOM = (
-    FIXTURES
-    / "phantom-reads"
-    / "session-examples"
-    / "2.1.6-bad"
-    / "bf88e2ff-ac8b-4f29-8dbf-c2467325fe4e.jsonl"
-)
 TOOL_HEAVY = FIXTURES / "spotter" / "tool_heavy.jsonl"
 SHORT = FIXTURES / "spotter" / "short.jsonl"
 

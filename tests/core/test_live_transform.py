@@ -4,7 +4,6 @@ tools untouched, every tool_result still paired with its tool_use."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import orjson
@@ -20,20 +19,12 @@ from infinite_context.core.transcript.live import (
 from infinite_context.core.transcript.replay import requests
 from infinite_context.core.transcript.transform import MARKER
 
-FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "claude-code"
-SPOTTER = FIXTURES / "spotter" / "4d5611e5-241a-462a-8d15-5122611a9569.jsonl"
-PHANTOM = (
-    FIXTURES
-    / "phantom-reads"
-    / "session-examples"
-    / "2.1.6-bad"
-    / "bf88e2ff-ac8b-4f29-8dbf-c2467325fe4e.jsonl"
-)
+from ..conftest import PHANTOM, SPOTTER_LONG
 
 
 @pytest.fixture(scope="module")
 def spotter() -> list[bytes]:
-    return requests(SPOTTER)
+    return requests(SPOTTER_LONG)
 
 
 def replay(bodies: list[bytes], t: LiveTransformer | None = None) -> tuple[list[bytes], list[LiveStats]]:
@@ -88,10 +79,9 @@ def test_markers_thinking_system_tools_and_pairing_kept(spotter: list[bytes]) ->
                     assert {k for k in a if k != "content"} == {k for k in b if k != "content"}
                 else:
                     assert a == b
-    thinking = sum(b'"signature"' in raw for raw in spotter)
-    assert thinking == 0 or all(
-        b'"signature"' in out for out, raw in zip(outs, spotter, strict=True) if b'"signature"' in raw
-    )
+    thinking = [out for out, raw in zip(outs, spotter, strict=True) if b'"signature"' in raw]
+    assert thinking, "the fixture session must hold signed thinking blocks"
+    assert all(b'"signature"' in out for out in thinking)
 
 
 def test_unchanged_body_is_forwarded_as_received() -> None:
