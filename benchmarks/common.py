@@ -13,6 +13,11 @@ from rich.table import Table
 
 console = Console(width=200)
 
+#: The benchmarks' own data folder (spool, hand-off cursors, seen store versions): never the
+#: user's ``~/.local/share/infinite-context``, for this process and the ones it starts.
+DATA_DIR = tempfile.mkdtemp(prefix="ic-bench-data-")
+os.environ["INFINITE_CONTEXT_DATA_DIR"] = DATA_DIR
+
 
 def percentile(values: Sequence[float], pct: float) -> float:
     ordered = sorted(values)
@@ -38,6 +43,7 @@ def temp_project(prefix: str = "ic-bench-") -> Path:
 def bench_env(store_url: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("INFINITE_CONTEXT_")}
     env["INFINITE_CONTEXT_STORE_URL"] = store_url
+    env["INFINITE_CONTEXT_DATA_DIR"] = DATA_DIR
     return env
 
 
