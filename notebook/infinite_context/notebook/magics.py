@@ -21,8 +21,7 @@ from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments
 
 from infinite_context.core.errors import InfiniteContextError
-from infinite_context.core.flags import Flag
-from infinite_context.core.params import HISTORY_LIMIT_DEFAULT
+from infinite_context.core.flags import HISTORY_LIMIT_DEFAULT, Flag
 
 from .recorder import Recorder
 

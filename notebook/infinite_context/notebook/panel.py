@@ -17,7 +17,7 @@ import html
 from typing import TYPE_CHECKING, Any
 
 from infinite_context.core.errors import InfiniteContextError
-from infinite_context.core.params import HISTORY_LIMIT_DEFAULT
+from infinite_context.core.flags import HISTORY_LIMIT_DEFAULT
 
 if TYPE_CHECKING:
     from infinite_context.core.brain import ProjectBrain

@@ -41,13 +41,13 @@ from typing import Any, Literal
 
 from infinite_context.core.errors import InvalidInput
 
-from .hooks import EVENTS
+from .spool import EVENTS
 
 Scope = Literal["project", "local", "user"]
 SERVER_NAME = "infinite-context"
 #: the console script teammates install; project scope names it instead of a path
 SCRIPT = "infinite-context"
-#: extra fields of each hook entry (the events and their sub-commands are ``hooks.EVENTS``).
+#: extra fields of each hook entry (the events and their sub-commands are ``spool.EVENTS``).
 #: PostToolUse, Stop and SessionEnd only queue their payload (``spool``) and return in
 #: milliseconds, so they run synchronously: Claude Code cancels async hooks still running when
 #: a ``-p`` run ends, and then skips SessionEnd.

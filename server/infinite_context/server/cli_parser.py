@@ -13,8 +13,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from infinite_context.core.flags import Flag
-from infinite_context.core.params import HISTORY_LIMIT_DEFAULT
+from infinite_context.core.flags import HISTORY_LIMIT_DEFAULT, Flag
 
 FORMATS = ("text", "md", "json")
 

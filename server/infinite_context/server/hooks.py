@@ -24,6 +24,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .spool import EVENTS
+
 if TYPE_CHECKING:
     from infinite_context.core.brain import ProjectBrain
     from infinite_context.core.config import Settings
@@ -138,15 +140,6 @@ HANDLERS: dict[str, Handler] = {
     "pre-compact": pre_compact,
     "post-tool-use": post_tool_use,
     "stop": stop,
-}
-#: Claude Code's event names -> our sub-commands (the installer wires exactly these; both
-#: spellings are accepted on the command line)
-EVENTS = {
-    "SessionStart": "session-start",
-    "SessionEnd": "session-end",
-    "PreCompact": "pre-compact",
-    "PostToolUse": "post-tool-use",
-    "Stop": "stop",
 }
 
 

@@ -10,10 +10,8 @@ from __future__ import annotations
 
 import os
 import sys
-from pathlib import Path
 
-from .hooks import EVENTS
-from .spool import DEFERRED
+from .spool import DEFERRED, EVENTS
 
 
 def _deferred(argv: list[str]) -> tuple[str, str | None] | None:
@@ -49,6 +47,8 @@ def main(argv: list[str] | None = None) -> int:
         try:
             problem = defer(name, raw, project)
         except OSError:  # no queue (data folder not writable, disk full): run the hook here
+            from pathlib import Path
+
             from infinite_context.core.logs import level_from_env, setup_logging
 
             from .hooks import run_hook

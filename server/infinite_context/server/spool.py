@@ -36,6 +36,16 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 
+#: Claude Code's event names -> our sub-commands (the installer wires exactly these; both
+#: spellings are accepted on the command line). Here, not in ``hooks``, so ``launch`` reads it
+#: without importing logging.
+EVENTS = {
+    "SessionStart": "session-start",
+    "SessionEnd": "session-end",
+    "PreCompact": "pre-compact",
+    "PostToolUse": "post-tool-use",
+    "Stop": "stop",
+}
 #: hook sub-commands that are queued and run by the worker
 DEFERRED = ("post-tool-use", "stop", "session-end")
 #: hand-offs a new session must see before it resumes (``settle``)

@@ -11,6 +11,11 @@ from __future__ import annotations
 
 from typing import Any
 
+#: How many versions every surface lists when not told (MCP, language server, CLI, notebook, core):
+#: twice the default kept history (``history_size`` 5), so a default listing shows all of it.
+#: Here rather than in ``params`` so the CLI and the magics can show it without loading pydantic.
+HISTORY_LIMIT_DEFAULT = 10
+
 
 class Flag:
     """argparse ``type=`` following the rule ``core.params.<rule>``."""

@@ -29,6 +29,7 @@ from pydantic.fields import FieldInfo
 from pydantic_core import ErrorDetails
 
 from .errors import InvalidInput
+from .flags import HISTORY_LIMIT_DEFAULT
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -76,9 +77,6 @@ MaxTokens = Annotated[
 HistoryLimit = Annotated[
     int, Field(ge=1, le=1000, description="How many versions to list, newest first.", examples=[10])
 ]
-#: How many versions every surface lists when not told (MCP, language server, CLI, notebook, core):
-#: twice the default kept history (``history_size`` 5), so a default listing shows all of it.
-HISTORY_LIMIT_DEFAULT = 10
 Steps = Annotated[int, Field(ge=1, le=1_000_000, description="Go back this many versions.", examples=[1])]
 Version = Annotated[
     int, Field(ge=1, le=MAX_VERSION, description="A version kept in history (see `history`).", examples=[3])

@@ -26,6 +26,8 @@ import orjson
 
 from infinite_context.core.transcript.live import LiveStats, LiveTransformer
 
+from .process import STATUS_PATH
+
 if TYPE_CHECKING:
     import httpx2
 
@@ -36,7 +38,6 @@ Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 
-STATUS_PATH = "/_infinite_context/status"
 TRANSFORMED = frozenset({"/v1/messages", "/v1/messages/count_tokens"})
 #: belong to one connection, not to the message (RFC 9110 7.6.1), plus what the body change redoes
 HOP_BY_HOP = frozenset(

@@ -22,7 +22,6 @@ import socket
 import subprocess
 import sys
 import time
-import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -34,6 +33,8 @@ DEFAULT_PORT = 8419
 DEFAULT_UPSTREAM = "https://api.anthropic.com"
 HOST = "127.0.0.1"
 LOCAL_HOSTS = frozenset({"127.0.0.1", "localhost", "::1", "0.0.0.0"})
+#: the proxy's own status route (``app`` answers it, ``fetch_status`` asks it)
+STATUS_PATH = "/_infinite_context/status"
 
 
 def proxy_dir(data_dir: Path) -> Path:
@@ -150,7 +151,7 @@ def _held(lock_path: Path) -> bool:
 
 
 def fetch_status(url: str, timeout: float = 1.0) -> dict[str, Any] | None:
-    from .app import STATUS_PATH
+    import urllib.request  # here: the SessionStart hook imports this module on every session
 
     try:
         with urllib.request.urlopen(url + STATUS_PATH, timeout=timeout) as reply:

@@ -1,0 +1,41 @@
+"""Start-up cost: Claude Code runs the console script on every hook and session, so the entry
+modules must not load heavy packages before a command needs them."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+HEAVY = ("pydantic", "rich", "mcp", "redis", "httpx", "httpx2", "uvicorn", "anthropic", "IPython", "orjson")
+
+
+def _loaded(code: str) -> set[str]:
+    probe = f"{code}\nimport sys\nprint(' '.join(sys.modules))"
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    return set(out.split())
+
+
+@pytest.mark.parametrize(
+    ("module", "also_absent"),
+    [
+        # the deferred hooks (every tool call) exit from here: not even logging
+        ("infinite_context.server.launch", ("logging", "infinite_context.server.hooks")),
+        # every other command builds its parser first; the flag rules (pydantic) load only when given
+        ("infinite_context.server.cli", ("infinite_context.core.params",)),
+        ("infinite_context.server.proxy.process", ("urllib.request", "infinite_context.server.proxy.app")),
+        # %load_ext registers the magics; pydantic waits for the first magic that needs it
+        ("infinite_context.notebook.magics", ("infinite_context.core.params",)),
+    ],
+)
+def test_entry_modules_stay_light(module: str, also_absent: tuple[str, ...]) -> None:
+    loaded = _loaded(f"import {module}")
+    allowed = {"IPython"} if module.startswith("infinite_context.notebook") else set()
+    assert not {name for name in loaded if name.split(".")[0] in set(HEAVY) - allowed}
+    assert not loaded & set(also_absent)
+
+
+def test_parser_builds_without_the_rules() -> None:
+    loaded = _loaded("from infinite_context.server.cli_parser import build_parser\nbuild_parser()")
+    assert "pydantic" not in loaded
