@@ -380,7 +380,3 @@ async def _watch_transcripts(server: InfiniteContextServer) -> None:
         for session in server.sessions.all():
             if await asyncio.to_thread(_refresh_meter, session):
                 server.push_budget(session)
-
-
-def serve() -> None:
-    build_server().start_io()

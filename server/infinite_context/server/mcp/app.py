@@ -304,11 +304,3 @@ def _transcript_root(brain: ProjectBrain) -> Path:
     """Claude Code keys transcripts on the folder it started in: the folder ``locate_project``
     chose for this brain (``CLAUDE_PROJECT_DIR`` or this server's cwd unless overridden)."""
     return brain.project.folder or brain.project.root
-
-
-def serve(factory: Callable[[], ProjectBrain]) -> None:
-    app, holder = build_server(factory)
-    try:
-        app.run("stdio")
-    finally:
-        holder.close()
