@@ -61,10 +61,15 @@ def reflects(current_task: str, request: str) -> bool:
 
 
 def replay(path: Path, tier: str) -> tuple[int, int, int, int, int, int, int]:
-    project = Path(tempfile.mkdtemp(prefix="ic-merge-quality-"))
+    """Replay one transcript in a temp folder of its own (store and data dir too), removed after."""
+    with tempfile.TemporaryDirectory(prefix="ic-merge-quality-") as tmp:
+        return _replay(path, tier, Path(tmp))
+
+
+def _replay(path: Path, tier: str, project: Path) -> tuple[int, int, int, int, int, int, int]:
     (project / ".git").mkdir()
     store = f"sqlite:///{project / 'brain.db'}"
-    settings = load_settings(store_url=store, merge=tier, project_root=project)
+    settings = load_settings(store_url=store, merge=tier, project_root=project, data_dir=project / ".data")
     checkpoints = files_total = files_kept = asked = reflected = under_cap = 0
     worst = 0
     with ProjectBrain.open(settings=settings) as brain:

@@ -79,7 +79,12 @@ def _summary_text(obj: dict[str, Any]) -> str:
 
 
 def replay(path: Path) -> list[Point]:
-    work = Path(tempfile.mkdtemp(prefix="ic-resume-quality-"))
+    """Replay one transcript in a temp folder of its own, removed afterwards."""
+    with tempfile.TemporaryDirectory(prefix="ic-resume-quality-") as tmp:
+        return _replay(path, Path(tmp))
+
+
+def _replay(path: Path, work: Path) -> list[Point]:
     project = work / "project"  # the replay folder: none of the transcript's files exist here
     project.mkdir()
     (project / ".git").mkdir()
