@@ -254,6 +254,10 @@ class Settings(BaseSettings):
 
         return Path(user_data_dir("infinite-context", appauthor=False))
 
+    def kept_tools(self) -> frozenset[str]:
+        """``transform_keep_tools`` as names (the transcript transform and the live proxy)."""
+        return frozenset(t.strip() for t in self.transform_keep_tools.split(",") if t.strip())
+
     def resolved_claude_config_dir(self) -> Path:
         """Claude Code's data folder: ``CLAUDE_CONFIG_DIR`` or ``~/.claude``."""
         return self.claude_config_dir.expanduser() if self.claude_config_dir else Path.home() / ".claude"

@@ -33,7 +33,7 @@ def live_options(settings: Settings | None) -> LiveOptions:
     max_tokens = base.max_tokens
     window = base.window
     if settings is not None:
-        keep_tools = frozenset(t.strip() for t in settings.transform_keep_tools.split(",") if t.strip())
+        keep_tools = settings.kept_tools()
         max_tokens = settings.observation_max_tokens
         window = settings.context_window or window
     return LiveOptions(

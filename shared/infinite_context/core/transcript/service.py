@@ -92,7 +92,7 @@ def options_from(settings: Settings | None) -> TransformOptions:
         fallback=settings.transform_fallback,
         timeout_ms=settings.transform_timeout,
         max_tokens=settings.observation_max_tokens,
-        keep_tools=frozenset(t.strip() for t in settings.transform_keep_tools.split(",") if t.strip()),
+        keep_tools=settings.kept_tools(),
     )
 
 
