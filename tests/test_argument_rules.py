@@ -33,7 +33,7 @@ from infinite_context.core.brain import ProjectBrain
 from infinite_context.core.errors import InvalidInput
 
 from .conftest import run_cli
-from .notebook.test_magics import shell  # noqa: F401  (the notebook fixture, reused)
+from .notebook.conftest import shell  # noqa: F401  (the notebook fixture, reused)
 from .server.test_lsp import SERVER
 from .server.test_mcp_e2e import mcp_session, text_of
 
