@@ -13,7 +13,7 @@ import pytest
 from infinite_context.core.transcript.digest import digest, session_root
 from infinite_context.core.transcript.reader import TranscriptReader
 
-from ..conftest import PYTHON
+from ..conftest import PYTHON, settle_hooks
 from ..fake_anthropic import Step, fake_anthropic
 from .test_claude_code_cli import claude_binary, claude_env, claude_print
 
@@ -97,6 +97,7 @@ def test_the_current_cli_transcript_reads_as_facts_and_resumes(tmp_path: Path, s
         check=True,
         timeout=60,
     )
+    settle_hooks()  # SessionEnd is queued; its worker writes the hand-off
     started = subprocess.run(
         [PYTHON, "-m", "infinite_context.server", "hook", "session-start"],
         input=json.dumps({**payload, "source": "clear"}),
