@@ -21,10 +21,11 @@ CLAUDE = REPO / "tools" / "node_modules" / ".bin" / "claude"
 BIN = Path(sys.executable).parent  # our console script, put on PATH as a teammate would have it
 
 
-def install_claude_code(root: Path, env: dict[str, str]) -> None:
-    """``infinite-context install claude-code`` (our console script) in ``root``; it must succeed."""
+def install_claude_code(root: Path, env: dict[str, str], hooks: str = "auto") -> None:
+    """``infinite-context install claude-code --hooks <hooks>`` (our console script) in ``root``;
+    it must succeed."""
     done = subprocess.run(
-        [str(BIN / "infinite-context"), "install", "claude-code"],
+        [str(BIN / "infinite-context"), "install", "claude-code", "--hooks", hooks],
         cwd=root,
         env=env,
         capture_output=True,
@@ -43,7 +44,10 @@ class ClaudeProject:
     env: dict[str, str]
 
     @classmethod
-    def create(cls, base: Path, *, install: bool = True, claude: str | None = None) -> ClaudeProject:
+    def create(
+        cls, base: Path, *, install: bool = True, claude: str | None = None, hooks: str = "auto"
+    ) -> ClaudeProject:
+        """``hooks``: ``install --hooks``; with auto, the pinned CLI (on PATH) decides."""
         root, config, data = base / "project", base / "claude-config", base / "data"
         for folder in (root, config, data):
             folder.mkdir(parents=True)
@@ -62,11 +66,11 @@ class ClaudeProject:
             INFINITE_CONTEXT_DATA_DIR=str(data),
             INFINITE_CONTEXT_STORE_URL=store_url,
             INFINITE_CONTEXT_MERGE="offline",
-            PATH=f"{BIN}{os.pathsep}{env.get('PATH', '')}",
+            PATH=os.pathsep.join([str(BIN), str(CLAUDE.parent), env.get("PATH", "")]),
         )
         project = cls(root, config, data, store_url, env)
         if install:
-            install_claude_code(root, env)
+            install_claude_code(root, env, hooks)
         return project
 
     def spool_settled(self, timeout: float = 30.0) -> bool:

@@ -2,7 +2,9 @@
 `infinite-context` command on PATH, `alwaysLoad`, the hooks), against the scripted fake Messages
 API: every tool call leaves an observation and the hand-off is written even when the answer comes
 at once or `--max-turns` cuts the run; the next session's first request carries the brain and our
-tools. One installed project serves the module; each session tags its tool ids."""
+tools. Both hook transports: ``auto`` (the pinned CLI is recent enough: PostToolUse and Stop are
+``mcp_tool`` calls to our running server) and ``command`` (a process each time, through the spool).
+One installed project per transport serves the module; each session tags its tool ids."""
 
 from __future__ import annotations
 
@@ -23,10 +25,20 @@ pytestmark = pytest.mark.slow  # the real Claude Code CLI (node)
 CHECKPOINT = "mcp__infinite-context__checkpoint"
 
 
-@pytest.fixture(scope="module")
-def project(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ClaudeProject]:
+@pytest.fixture(scope="module", params=["auto", "command"])
+def project(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[ClaudeProject]:
     claude_binary()  # skips (or fails in CI) without the CLI
-    yield ClaudeProject.create(tmp_path_factory.mktemp("claude-hooks"))
+    project = ClaudeProject.create(tmp_path_factory.mktemp("claude-hooks"), hooks=request.param)
+    # auto: the pinned CLI (on PATH here) is recent enough for mcp_tool hooks
+    assert _mcp_hooks(project) == (request.param == "auto")
+    yield project
+
+
+def _mcp_hooks(project: ClaudeProject) -> bool:
+    hooks = json.loads((project.root / ".claude" / "settings.json").read_text())["hooks"]
+    return bool(hooks["PostToolUse"][0]["hooks"][0]["type"] == "mcp_tool")
 
 
 @pytest.fixture(scope="module")
@@ -62,9 +74,15 @@ def test_install_is_portable_and_loads_first(project: ClaudeProject) -> None:
     assert entry["command"] == "infinite-context" and entry["alwaysLoad"] is True
     hooks = json.loads((project.root / ".claude" / "settings.json").read_text())["hooks"]
     assert set(hooks) == {"SessionStart", "SessionEnd", "PreCompact", "PostToolUse", "Stop"}
-    for groups in hooks.values():
+    mcp = _mcp_hooks(project)
+    for event, groups in hooks.items():
         (ours,) = groups[0]["hooks"]
-        assert ours["command"] == "infinite-context" and "async" not in ours
+        assert "async" not in ours
+        if mcp and event in ("PostToolUse", "Stop"):
+            assert ours["server"] == "infinite-context" and ours["input"]["event"] == event
+            assert ours["input"]["transcript_path"] == "${transcript_path}"
+        else:
+            assert ours["command"] == "infinite-context"
 
 
 def test_every_tool_call_observed_and_the_hand_off_written(project: ClaudeProject, first: Run) -> None:
@@ -76,10 +94,14 @@ def test_every_tool_call_observed_and_the_hand_off_written(project: ClaudeProjec
     stored = _observations(project, ["toolu_first0000", "toolu_first0001"])
     assert set(stored) == {"toolu_first0000", "toolu_first0001"}
     assert "hello-from-bash" in str(stored["toolu_first0000"])
+    # stored by the PostToolUse hook itself (not recovered from the transcript at the hand-off)
+    assert {o.source for o in stored.values()} == {"hook"}  # type: ignore[attr-defined]
     version, state = _state(project)
     assert version >= 2 and "wire the hooks" in state  # the checkpoint tool, then the Stop hand-off
     log = project.worker_log()
-    assert "hand-off stop: checkpoint v" in log and '"level":"error"' not in log, log
+    assert '"level":"error"' not in log, log
+    if not _mcp_hooks(project):  # with mcp_tool hooks, our MCP server wrote it
+        assert "hand-off stop: checkpoint v" in log, log
     # our tools were in the very first request, not deferred behind tool search
     tools = {t["name"]: t for t in first.first_main_request()["tools"]}
     assert CHECKPOINT in tools and not tools[CHECKPOINT].get("defer_loading")
@@ -105,3 +127,26 @@ def test_next_session_starts_with_the_brain_and_our_tools(project: ClaudeProject
     assert "infinite-context saved this project's context" in text and "wire the hooks" in text
     start = next(h for h in run.hooks() if h["event"] == "SessionStart")
     assert start["outcome"] == "success"
+
+
+def test_mcp_hooks_without_our_server_lose_nothing(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """mcp_tool hooks whose server is not connected fail (Claude Code goes on); the SessionEnd
+    hand-off recovers every tool use from the transcript."""
+    claude_binary()
+    project = ClaudeProject.create(tmp_path_factory.mktemp("claude-no-server"), hooks="mcp")
+    config = project.root / ".mcp.json"
+    data = json.loads(config.read_text())
+    data["mcpServers"]["infinite-context"]["command"] = "false"  # the server never connects
+    config.write_text(json.dumps(data))
+    script = [
+        Step(tool="Bash", input={"command": "echo kept-anyway", "description": "echo"}),
+        Step(text="Done."),
+    ]
+    run = run_claude(project, script, tag="alone", prompt="Run it")
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert project.spool_settled(), project.worker_log()
+    stored = _observations(project, ["toolu_alone0000"])
+    assert "kept-anyway" in str(stored["toolu_alone0000"])
+    assert stored["toolu_alone0000"].source == "transcript"  # type: ignore[attr-defined]
+    _version, state = _state(project)
+    assert "Run it" in state

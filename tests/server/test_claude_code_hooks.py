@@ -144,7 +144,7 @@ def test_install_merges_is_idempotent_and_uninstall_restores(
     original_mcp = {"mcpServers": {"other": {"type": "stdio", "command": "other-server"}}}
     mcp.write_text(json.dumps(original_mcp))
 
-    first = run(store_url, "--json", "install", "claude-code", cwd=project_dir)
+    first = run(store_url, "--json", "install", "claude-code", "--hooks", "command", cwd=project_dir)
     assert first.returncode == 0, first.stderr
     report = json.loads(first.stdout)
     assert len(report["changes"]) == 6 and len(report["backups"]) == 2
@@ -173,7 +173,7 @@ def test_install_merges_is_idempotent_and_uninstall_restores(
     }
 
     snapshot = (settings.read_bytes(), mcp.read_bytes())
-    second = run(store_url, "--json", "install", "claude-code", cwd=project_dir)
+    second = run(store_url, "--json", "install", "claude-code", "--hooks", "command", cwd=project_dir)
     assert json.loads(second.stdout)["changes"] == []
     assert (settings.read_bytes(), mcp.read_bytes()) == snapshot
 

@@ -41,9 +41,14 @@ from typing import Any, Literal
 
 from infinite_context.core.errors import InvalidInput
 
+from .hook_tool import FIELDS as MCP_HOOK_FIELDS
+from .hook_tool import HOOK_TOOL, MIN_CLAUDE_CODE, hook_input
 from .spool import EVENTS
 
 Scope = Literal["project", "local", "user"]
+#: how PostToolUse and Stop reach us: ``mcp_tool`` calls to our running MCP server (no process
+#: per tool call; Claude Code 2.1.118+) or a command each time
+HookTransport = Literal["mcp", "command"]
 SERVER_NAME = "infinite-context"
 #: the console script teammates install; project scope names it instead of a path
 SCRIPT = "infinite-context"
@@ -71,6 +76,8 @@ class InstallReport:
     changes: list[str] = field(default_factory=list)
     backups: list[str] = field(default_factory=list)
     files: list[str] = field(default_factory=list)
+    #: which hook transport was chosen, and why
+    hooks: str = ""
 
 
 @dataclass
@@ -80,6 +87,8 @@ class WiringStatus:
     command: list[str]
     #: the executables our entries start, as written (a bare name is looked up on PATH)
     executables: list[str] = field(default_factory=list)
+    #: events whose hook is an ``mcp_tool`` call to our server
+    mcp_hook_events: list[str] = field(default_factory=list)
 
 
 def config_json(claude_config_dir: Path | None) -> Path:
@@ -174,7 +183,16 @@ def _write_json(path: Path, data: dict[str, Any], report: InstallReport) -> None
 
 
 def _is_ours(hook: Any, subcommand: str) -> bool:
-    """Our hook entry, in the exec form (``command`` + ``args``) or the older shell string."""
+    """Our hook entry: an ``mcp_tool`` call to our server's hook tool, or a command in the exec
+    form (``command`` + ``args``) or the older shell string."""
+    if isinstance(hook, dict) and hook.get("type") == "mcp_tool":
+        given = hook.get("input")
+        event = given.get("event") if isinstance(given, dict) else None
+        return (
+            hook.get("server") == SERVER_NAME
+            and hook.get("tool") == HOOK_TOOL
+            and EVENTS.get(str(event)) == subcommand
+        )
     if not isinstance(hook, dict) or not isinstance(hook.get("command"), str):
         return False
     args = hook.get("args")
@@ -208,9 +226,11 @@ def install(
     uninstall: bool = False,
     *,
     claude_config_dir: Path | None = None,
+    hooks: HookTransport = "command",
 ) -> InstallReport:
     """Add (or remove) our MCP server and hooks; ``claude_config_dir`` is
-    ``Settings.claude_config_dir`` (None: Claude Code's default, ``~/.claude``)."""
+    ``Settings.claude_config_dir`` (None: Claude Code's default, ``~/.claude``); ``hooks``: how
+    PostToolUse and Stop reach us (``hook_transport`` picks it for the Claude Code installed)."""
     project = project.expanduser().resolve()
     if scope not in ("project", "local", "user"):
         raise InvalidInput("scope", f"{scope!r} is not a scope", fix="use project, local or user")
@@ -225,7 +245,7 @@ def install(
     mcp_data, settings_data = _read_json(mcp_path), _read_json(settings_path)
 
     changed_mcp = _update_mcp(scope, project, mcp_data, command, uninstall, report, mcp_path)
-    changed_hooks = _update_hooks(settings_data, command, uninstall, report, settings_path)
+    changed_hooks = _update_hooks(settings_data, command, uninstall, report, settings_path, hooks)
     for path, changed in ((mcp_path, changed_mcp), (settings_path, changed_hooks)):
         if changed:
             check_writable(path)  # both refused before either is written
@@ -294,23 +314,36 @@ def _prune_empty_mcp(scope: Scope, project: Path, data: dict[str, Any]) -> None:
         del data["mcpServers"]
 
 
+def _hook_entry(event: str, subcommand: str, command: list[str], transport: HookTransport) -> dict[str, Any]:
+    extra = HOOK_EVENTS[event][1]
+    if transport == "mcp" and event in MCP_HOOK_FIELDS:
+        return {
+            "type": "mcp_tool",
+            "server": SERVER_NAME,
+            "tool": HOOK_TOOL,
+            "input": hook_input(event),
+            **extra,
+        }
+    return {"type": "command", "command": command[0], "args": [*command[1:], "hook", subcommand], **extra}
+
+
 def _update_hooks(
-    data: dict[str, Any], command: list[str], uninstall: bool, report: InstallReport, where: Path
+    data: dict[str, Any],
+    command: list[str],
+    uninstall: bool,
+    report: InstallReport,
+    where: Path,
+    transport: HookTransport = "command",
 ) -> bool:
     hooks = data.get("hooks")
     if hooks is not None and not isinstance(hooks, dict):
         raise InvalidInput(str(where), '"hooks" is not an object', fix="fix the file, then run install again")
     hooks = hooks if isinstance(hooks, dict) else {}
     changed = False
-    for event, (subcommand, extra) in HOOK_EVENTS.items():
+    for event, (subcommand, _extra) in HOOK_EVENTS.items():
         groups = hooks.get(event)
         groups = groups if isinstance(groups, list) else []
-        wanted = {
-            "type": "command",
-            "command": command[0],
-            "args": [*command[1:], "hook", subcommand],
-            **extra,
-        }
+        wanted = _hook_entry(event, subcommand, command, transport)
         present = [
             (g, h)
             for g in groups
@@ -353,6 +386,7 @@ def wiring(project: Path, claude_config_dir: Path | None = None) -> WiringStatus
     scopes: list[str] = []
     events: dict[str, list[str]] = {event: [] for event in HOOK_EVENTS}
     executables: list[str] = []
+    mcp_events: list[str] = []
     all_scopes: tuple[Scope, ...] = ("project", "local", "user")
     for scope in all_scopes:
         try:
@@ -379,9 +413,48 @@ def wiring(project: Path, claude_config_dir: Path | None = None) -> WiringStatus
             if ours:
                 events[event].append(scope)
                 executables += [h["command"] for h in ours if isinstance(h.get("args"), list)]
+                if any(h.get("type") == "mcp_tool" for h in ours):
+                    mcp_events.append(event)
     return WiringStatus(
         mcp_scopes=scopes,
         hook_events=events,
         command=our_command(),
         executables=list(dict.fromkeys(executables)),
+        mcp_hook_events=list(dict.fromkeys(mcp_events)),
     )
+
+
+def claude_code_version(claude: str | None = None, timeout: float = 15.0) -> tuple[int, ...] | None:
+    """The version of the Claude Code CLI (``claude`` on PATH unless given), None when there is
+    none or it does not say."""
+    import re
+    import shutil
+    import subprocess
+
+    found = claude or shutil.which("claude")
+    if not found:
+        return None
+    try:
+        done = subprocess.run([found, "--version"], capture_output=True, text=True, timeout=timeout)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    match = re.match(r"\s*(\d+)\.(\d+)\.(\d+)", done.stdout)
+    return tuple(int(part) for part in match.groups()) if match else None
+
+
+def hook_transport(chosen: str, version: tuple[int, ...] | None) -> tuple[HookTransport, str]:
+    """The transport for ``--hooks chosen`` (auto, mcp, command) given the installed Claude
+    Code's ``version``, and why (for the install report)."""
+    need = ".".join(map(str, MIN_CLAUDE_CODE))
+    if chosen == "mcp":
+        return "mcp", "mcp_tool hooks (asked for)"
+    if chosen == "command":
+        return "command", "command hooks (asked for)"
+    if chosen != "auto":
+        raise InvalidInput("--hooks", f"{chosen!r} is not a hook transport", fix="use auto, mcp or command")
+    if version is None:
+        return "command", f"command hooks (no Claude Code found on PATH to check for {need}+)"
+    have = ".".join(map(str, version))
+    if version >= MIN_CLAUDE_CODE:
+        return "mcp", f"mcp_tool hooks for PostToolUse and Stop (Claude Code {have})"
+    return "command", f"command hooks (Claude Code {have} predates mcp_tool hooks, {need})"

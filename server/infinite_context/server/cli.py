@@ -356,11 +356,13 @@ def cmd_memory(args: argparse.Namespace) -> int:
 
 
 def cmd_install(args: argparse.Namespace) -> int:
-    from .claude_code import InstallReport, install
+    from .claude_code import InstallReport, claude_code_version, hook_transport, install
 
     # The folder Claude Code is started in (it keys project and local settings on it).
     settings = _settings(args)
     only_endless = args.endless and args.uninstall  # `--uninstall --endless` keeps MCP and hooks
+    found = claude_code_version() if args.hooks == "auto" and not args.uninstall else None
+    transport, why = hook_transport(args.hooks, found)
     report = (
         InstallReport(scope=args.scope)
         if only_endless
@@ -369,8 +371,11 @@ def cmd_install(args: argparse.Namespace) -> int:
             args.scope,
             uninstall=args.uninstall,
             claude_config_dir=settings.claude_config_dir,
+            hooks=transport,
         )
     )
+    if not args.uninstall and not only_endless:
+        report.hooks = why
     if args.endless or args.uninstall:  # live endless mode: env.ANTHROPIC_BASE_URL + the proxy
         from .proxy.wiring import install_endless
 
@@ -390,6 +395,8 @@ def cmd_install(args: argparse.Namespace) -> int:
             console.print(f"[green]✔[/] {change}", markup=True)
         for backup in report.backups:
             console.print(f"  backup: {backup}", markup=False)
+        if report.hooks and report.changes:
+            console.print(f"  hooks: {report.hooks}", markup=False)
         if not report.changes:
             console.print("Nothing to change: already " + ("removed." if args.uninstall else "installed."))
         elif not args.uninstall:

@@ -196,6 +196,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ins.add_argument("--uninstall", action="store_true", help="remove what install added")
     ins.add_argument(
+        "--hooks",
+        choices=["auto", "mcp", "command"],
+        default="auto",
+        help="how PostToolUse and Stop reach infinite-context: mcp (calls to the running MCP server, "
+        "no process per tool call; Claude Code 2.1.118+), command (a process each time), auto (mcp "
+        "when the claude on PATH is recent enough; the default)",
+    )
+    ins.add_argument(
         "--endless",
         action="store_true",
         help="live endless mode: route Claude Code through the local proxy (env.ANTHROPIC_BASE_URL); "

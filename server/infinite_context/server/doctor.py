@@ -142,6 +142,8 @@ def claude_code_checks(folder: Path, settings: Settings) -> list[Check]:
             fix=install if missing else None,
         )
     )
+    if wired.mcp_hook_events:
+        checks.append(_mcp_hooks_check(wired.mcp_hook_events, bool(wired.mcp_scopes)))
     checks += _command_checks(wired.executables)
     found = all_transcripts(folder, config_dir)
     checks.append(
@@ -154,6 +156,33 @@ def claude_code_checks(folder: Path, settings: Settings) -> list[Check]:
         )
     )
     return checks
+
+
+def _mcp_hooks_check(events: list[str], server: bool) -> Check:
+    """``mcp_tool`` hooks need our MCP server and a Claude Code that knows the hook type."""
+    from .claude_code import claude_code_version
+    from .hook_tool import MIN_CLAUDE_CODE
+
+    name, need = "claude code mcp hooks", ".".join(map(str, MIN_CLAUDE_CODE))
+    redo = "run `infinite-context install claude-code --hooks command`"
+    if not server:
+        return Check(
+            name=name,
+            status="warn",
+            detail=f"{', '.join(events)} call the 'infinite-context' MCP server, which is not configured; "
+            "observations then come only from the hand-off",
+            fix=f"run `infinite-context install claude-code`, or {redo}",
+        )
+    version = claude_code_version()
+    if version is not None and version < MIN_CLAUDE_CODE:
+        return Check(
+            name=name,
+            status="fail",
+            detail=f"Claude Code {'.'.join(map(str, version))} has no mcp_tool hooks (since {need})",
+            fix=f"update Claude Code (`claude update`), or {redo}",
+        )
+    found = f"Claude Code {'.'.join(map(str, version))}" if version else f"needs Claude Code {need}+"
+    return Check(name=name, status="ok", detail=f"{', '.join(events)} as calls to the MCP server ({found})")
 
 
 def _command_checks(executables: list[str]) -> list[Check]:

@@ -16,7 +16,7 @@ import socket
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .config import Settings, load_settings
 from .errors import InvalidInput, NotFound
@@ -34,6 +34,7 @@ from .models import (
     HistoryEntry,
     HistorySummary,
     LockInfo,
+    Observation,
     ProjectState,
     ResumeResult,
     RollbackResult,
@@ -430,6 +431,31 @@ class ProjectBrain:
         if client_name is not None:
             self._client_name = client_name
         return WorkingMemory(self.store, self._ensure_session(), self.settings, self._client_name)
+
+    def observe(self, payload: dict[str, Any]) -> Observation:
+        """Store the observation of one tool use from Claude Code's PostToolUse payload
+        (``tool_use_id, tool_name, tool_input, tool_response``); a write: the project's id file
+        is created if it has none yet."""
+        from .transcript.record import observation_from_payload
+
+        obs = observation_from_payload(payload, self.settings.observation_max_tokens)
+        self.store.put_observation(self._ensure_session(), obs)
+        return obs
+
+    def add_missing_observations(self, observations: list[Observation]) -> int:
+        """Store those of ``observations`` this project does not hold yet (by tool use id; one
+        already stored, e.g. by the PostToolUse hook, is kept as it is). Returns how many."""
+        if not observations:
+            return 0
+        held = (
+            self.store.get_observations(self.session_id, [o.tool_use_id for o in observations])
+            if self.session_id
+            else {}
+        )
+        missing = [o for o in observations if o.tool_use_id not in held]
+        if missing:
+            self.store.put_observations(self._ensure_session(), missing)
+        return len(missing)
 
     def _memory_status(self) -> BudgetStatus:
         """Working-memory figures for status / budget, read without creating anything."""

@@ -42,6 +42,8 @@ from infinite_context.core.params import (
 )
 
 from .. import package_version, text
+from ..hook_tool import HOOK_TOOL
+from . import hook_calls
 from .hints import DESTRUCTIVE, READ_ONLY
 from .memory_tools import register as register_memory_tools
 from .warm import install as install_warm_up
@@ -50,9 +52,14 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 if TYPE_CHECKING:  # the brain (settings, store, mergers) loads on the first call, not at start
+    import queue
+
     from infinite_context.core.brain import ProjectBrain
     from infinite_context.core.memory.working import WorkingMemory
 SERVER_NAME = "infinite-context"
+#: how long stopping waits for hook work queued by ``BrainHolder.later`` (within the signal
+#: handler's clean-up time; what does not finish is redone by the hand-off from the transcript)
+LATER_WAIT_SECONDS = 0.5
 
 
 def _instructions() -> str:
@@ -68,6 +75,9 @@ class BrainHolder:
         self._lock = threading.Lock()
         self._owner = ""  # set with the brain: default_owner lives in the brain module
         self._claimed_at = 0.0
+        self._jobs: queue.SimpleQueue[tuple[Callable[[ProjectBrain], None], str]] | None = None
+        self._pending = 0
+        self._idle = threading.Condition(self._lock)
 
     def get(self) -> ProjectBrain:
         with self._lock:
@@ -82,8 +92,38 @@ class BrainHolder:
                 brain.claim(self._owner)
         return brain
 
-    def close(self) -> None:
+    def later(self, job: Callable[[ProjectBrain], None], label: str) -> None:
+        """Run ``job`` on the brain after the current call has answered, one job at a time, in
+        order; a failure is logged. ``close`` lets queued jobs finish first (briefly)."""
         with self._lock:
+            if self._jobs is None:
+                import queue
+
+                self._jobs = queue.SimpleQueue()
+                threading.Thread(target=self._work, name="ic-later", daemon=True).start()
+            self._pending += 1
+            self._jobs.put((job, label))
+
+    def _work(self) -> None:
+        assert self._jobs is not None
+        while True:
+            job, label = self._jobs.get()
+            try:
+                job(self.get())
+            except InfiniteContextError as exc:
+                log.error("%s: %s", label, exc.message, extra={"fix": exc.fix, "code": exc.code})
+            except Exception:
+                log.exception("%s failed", label)
+            finally:
+                with self._lock:
+                    self._pending -= 1
+                    if not self._pending:
+                        self._idle.notify_all()
+
+    def close(self, wait: float = LATER_WAIT_SECONDS) -> None:
+        with self._lock:
+            if self._pending:
+                self._idle.wait_for(lambda: not self._pending, wait)
             if self._brain is not None:
                 try:
                     self._brain.release(self._owner)
@@ -97,7 +137,12 @@ class Server(MCPServer):
     Fix: pass an integer from 1 to 1000, e.g. 10``, from the same rules (core.params) the tool
     signatures declare, instead of pydantic's raw report."""
 
+    #: set by ``build_server``: the holder that Claude Code's ``mcp_tool`` hooks work on
+    holder: BrainHolder | None = None
+
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        if name == HOOK_TOOL and self.holder is not None:  # unlisted: only hooks call it
+            return hook_calls.call(self.holder, arguments)
         try:
             return await super().call_tool(name, arguments, context)
         except ToolError as exc:
@@ -135,7 +180,8 @@ def _reply(summary: str, model: BaseModel | list[BaseModel]) -> CallToolResult:
 
 def build_server(factory: Callable[[], ProjectBrain]) -> tuple[MCPServer, BrainHolder]:
     holder = BrainHolder(factory)
-    app: MCPServer = Server(SERVER_NAME, version=package_version(), instructions=_instructions())
+    app = Server(SERVER_NAME, version=package_version(), instructions=_instructions())
+    app.holder = holder
 
     def _call(fn: Callable[[ProjectBrain], T]) -> T:
         try:

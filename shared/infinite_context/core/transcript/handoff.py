@@ -15,6 +15,7 @@ import fcntl
 import hashlib
 import json
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -22,11 +23,12 @@ from typing import TYPE_CHECKING
 from ..errors import InvalidInput
 from ..files import open_private, private_dir
 from .digest import digest, session_root
-from .reader import AssistantEntry, TranscriptReader
+from .observe import build_observation
+from .reader import AssistantEntry, ToolUse, TranscriptReader, UserEntry
 
 if TYPE_CHECKING:
     from ..brain import ProjectBrain
-    from ..models import CheckpointResult
+    from ..models import CheckpointResult, Observation
 
 
 @dataclass
@@ -36,6 +38,8 @@ class HandoffResult:
     to_offset: int
     checkpoint: CheckpointResult | None  # None: nothing new since the last hand-off
     reason: str
+    #: observations stored from the transcript because no PostToolUse had stored them
+    backfilled: int = 0
 
 
 def cursor_path(data_dir: Path, transcript: Path) -> Path:
@@ -83,8 +87,39 @@ def checkpoint_from_transcript(
                 None,
             )
             result = brain.checkpoint(facts=facts, token_count=tokens, wait=False)
+        # Tool uses whose PostToolUse never reached us (the MCP server a hook calls was not
+        # connected, or stopped before storing): the transcript holds them too.
+        backfilled = brain.add_missing_observations(
+            observations_in(entries, brain.settings.observation_max_tokens)
+        )
         tmp = cursor.with_name(f".{cursor.name}.{os.getpid()}.tmp")
         with os.fdopen(open_private(tmp, os.O_WRONLY | os.O_TRUNC), "w", encoding="utf-8") as out:
             out.write(json.dumps({"transcript": str(path), "offset": reader.end, "reason": reason}))
         tmp.replace(cursor)
-    return HandoffResult(str(path), start, reader.end, result, reason)
+    return HandoffResult(str(path), start, reader.end, result, reason, backfilled)
+
+
+def observations_in(entries: Iterable[object], max_tokens: int) -> list[Observation]:
+    """An observation of each tool result in ``entries`` whose use is among them too."""
+    uses: dict[str, ToolUse] = {}
+    out: list[Observation] = []
+    for entry in entries:
+        if isinstance(entry, AssistantEntry):
+            uses.update((use.id, use) for use in entry.tool_uses)
+        elif isinstance(entry, UserEntry):
+            for res in entry.tool_results:
+                use = uses.get(res.tool_use_id)
+                if use is None:
+                    continue
+                out.append(
+                    build_observation(
+                        use.id,
+                        use.name,
+                        use.input,
+                        res.text(),
+                        is_error=res.is_error,
+                        extra=res.extra,
+                        max_tokens=max_tokens,
+                    )
+                )
+    return out

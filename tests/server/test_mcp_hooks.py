@@ -1,0 +1,127 @@
+"""Claude Code hooks as ``mcp_tool`` calls (issue 16): the installer's choice of transport, the
+entries it writes and replaces, and the hidden hook tool of the real MCP server over stdio."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from infinite_context.core.config import load_settings
+from infinite_context.core.errors import InvalidInput
+from infinite_context.core.storage import open_store
+from infinite_context.server.claude_code import claude_code_version, hook_transport
+from infinite_context.server.hook_tool import HOOK_TOOL, MIN_CLAUDE_CODE
+
+from ..conftest import run_cli as run
+from .test_mcp_e2e import mcp_session, text_of
+
+
+def test_auto_picks_mcp_only_for_a_claude_code_that_has_mcp_tool_hooks(tmp_path: Path) -> None:
+    assert hook_transport("auto", (2, 1, 117))[0] == "command"
+    assert hook_transport("auto", MIN_CLAUDE_CODE)[0] == "mcp"
+    assert hook_transport("auto", (3, 0, 0))[0] == "mcp"
+    transport, why = hook_transport("auto", None)
+    assert transport == "command" and "no Claude Code found" in why
+    assert hook_transport("command", (9, 9, 9))[0] == "command"
+    with pytest.raises(InvalidInput) as bad:
+        hook_transport("grpc", None)
+    assert bad.value.field == "--hooks" and "auto, mcp or command" in str(bad.value)
+    fake = tmp_path / "claude"
+    fake.write_text("#!/bin/sh\necho '2.1.200 (Claude Code)'\n")
+    fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
+    assert claude_code_version(str(fake)) == (2, 1, 200)
+    silent = tmp_path / "silent"
+    silent.write_text("#!/bin/sh\necho nothing\n")
+    silent.chmod(silent.stat().st_mode | stat.S_IXUSR)
+    assert claude_code_version(str(silent)) is None
+    assert claude_code_version(str(tmp_path / "missing")) is None
+
+
+def test_switching_transports_replaces_our_entries_and_uninstall_removes_both(
+    store_url: str, project_dir: Path
+) -> None:
+    settings = project_dir / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    theirs = {"PostToolUse": [{"matcher": "Edit", "hooks": [{"type": "command", "command": "prettier -w"}]}]}
+    settings.write_text(json.dumps({"hooks": theirs}))
+
+    done = run(store_url, "--json", "install", "claude-code", "--hooks", "mcp", cwd=project_dir)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["hooks"] == "mcp_tool hooks (asked for)"
+    hooks = json.loads(settings.read_text())["hooks"]
+    post = hooks["PostToolUse"][1]["hooks"][0]
+    assert post["type"] == "mcp_tool" and post["server"] == "infinite-context" and post["tool"] == HOOK_TOOL
+    assert post["input"]["event"] == "PostToolUse" and post["input"]["tool_response"] == "${tool_response}"
+    assert hooks["Stop"][0]["hooks"][0]["type"] == "mcp_tool"
+    for event in ("SessionStart", "SessionEnd", "PreCompact"):  # no MCP client then: commands
+        assert hooks[event][0]["hooks"][0]["type"] == "command"
+
+    again = run(store_url, "--json", "install", "claude-code", "--hooks", "mcp", cwd=project_dir)
+    assert json.loads(again.stdout)["changes"] == []
+    # doctor: an older Claude Code on PATH does not know mcp_tool hooks
+    old_claude = project_dir.parent / "bin" / "claude"
+    old_claude.parent.mkdir()
+    old_claude.write_text("#!/bin/sh\necho '2.1.100 (Claude Code)'\n")
+    old_claude.chmod(0o755)
+    path = f"{old_claude.parent}:{os.environ['PATH']}"
+    report = run(store_url, "--json", "doctor", cwd=project_dir, PATH=path)
+    (check,) = [c for c in json.loads(report.stdout)["checks"] if c["name"] == "claude code mcp hooks"]
+    assert check["status"] == "fail" and "2.1.100" in check["detail"] and "--hooks command" in check["fix"]
+
+    switched = run(store_url, "--json", "install", "claude-code", "--hooks", "command", cwd=project_dir)
+    changes = json.loads(switched.stdout)["changes"]
+    assert sorted(c.split(" in ")[0] for c in changes) == ["updated hook PostToolUse", "updated hook Stop"]
+    hooks = json.loads(settings.read_text())["hooks"]
+    assert hooks["PostToolUse"][0] == theirs["PostToolUse"][0] and len(hooks["PostToolUse"]) == 2
+    assert hooks["PostToolUse"][1]["hooks"][0]["args"] == ["hook", "post-tool-use"]
+
+    run(store_url, "install", "claude-code", "--hooks", "mcp", cwd=project_dir)
+    removed = run(store_url, "install", "claude-code", "--uninstall", cwd=project_dir)
+    assert removed.returncode == 0, removed.stderr
+    assert json.loads(settings.read_text()) == {"hooks": theirs}
+
+    bad = run(store_url, "install", "claude-code", "--hooks", "fast", cwd=project_dir)
+    assert bad.returncode == 2 and b"--hooks" in bad.stderr and b"auto" in bad.stderr
+
+
+def _tool_use(tool_use_id: str, **fields: str) -> dict[str, str]:
+    """The arguments Claude Code sends for our PostToolUse entry (objects as their JSON text)."""
+    return {
+        "event": "PostToolUse",
+        "session_id": "s1",
+        "transcript_path": "/nowhere.jsonl",
+        "cwd": "/",
+        "tool_name": "Bash",
+        "tool_use_id": tool_use_id,
+        "tool_input": json.dumps({"command": "pytest -q", "description": "tests"}),
+        "tool_response": json.dumps({"stdout": "3 failed, 40 passed in 2.1s", "stderr": ""}),
+        **fields,
+    }
+
+
+async def test_the_hidden_hook_tool_stores_observations_and_rejects_bad_calls(
+    project_dir: Path, store_url: str
+) -> None:
+    async with mcp_session(project_dir, store_url) as s:
+        assert HOOK_TOOL not in {t.name for t in (await s.list_tools()).tools}  # the model never sees it
+        done = await s.call_tool(HOOK_TOOL, _tool_use("toolu_a"))
+        assert not done.is_error and text_of(done) == "{}"
+        plain = await s.call_tool(HOOK_TOOL, _tool_use("toolu_b", tool_response="{not json, plain output"))
+        assert not plain.is_error
+        wrong = await s.call_tool(HOOK_TOOL, {"event": "PreToolUse"})
+        assert wrong.is_error and "event:" in text_of(wrong) and "PostToolUse, Stop" in text_of(wrong)
+        missing = await s.call_tool(HOOK_TOOL, _tool_use(""))
+        assert missing.is_error and "tool_use_id" in text_of(missing)
+        alive = await s.call_tool("status", {})
+        assert not alive.is_error
+    # the session closed: the server finished its queued work before it stopped
+    session = (project_dir / ".claude_session_id").read_text().strip()
+    with open_store(load_settings(store_url=store_url)) as store:
+        stored = store.get_observations(session, ["toolu_a", "toolu_b"])
+    assert set(stored) == {"toolu_a", "toolu_b"}
+    assert stored["toolu_a"].source == "hook" and "3 failed" in stored["toolu_a"].text
+    assert "{not json, plain output" in stored["toolu_b"].text
