@@ -39,3 +39,11 @@ def test_entry_modules_stay_light(module: str, also_absent: tuple[str, ...]) -> 
 def test_parser_builds_without_the_rules() -> None:
     loaded = _loaded("from infinite_context.server.cli_parser import build_parser\nbuild_parser()")
     assert "pydantic" not in loaded
+
+
+def test_a_brain_that_only_reads_loads_no_merge_code() -> None:
+    """SessionStart opens the brain and resumes: the mergers (and the redaction rules they use)
+    load on the first merge, not with the brain."""
+    loaded = _loaded("from infinite_context.core.brain import ProjectBrain")
+    assert not loaded & {"infinite_context.core.merge.offline", "infinite_context.core.merge.chain"}
+    assert "infinite_context.core.redact_rules" not in loaded

@@ -2,8 +2,9 @@
 
 A deferred hook (``hook post-tool-use``, ``hook stop``, ``hook session-end``; Claude Code runs the
 first after every tool call) is handled here with the standard library only: the payload is
-queued (``spool``) and the process exits, without loading argparse, pydantic or the core.
-Everything else goes to ``cli.main``, which gives the same deferred hooks the same treatment.
+queued (``spool``) and the process exits, without loading argparse, pydantic or the core. The
+other hooks (SessionStart, PreCompact) go straight to their handler, without argparse and the
+CLI. Everything else goes to ``cli.main``, which gives hooks the same treatment.
 """
 
 from __future__ import annotations
@@ -14,15 +15,15 @@ import sys
 from .spool import DEFERRED, EVENTS
 
 
-def _deferred(argv: list[str]) -> tuple[str, str | None] | None:
-    """(sub-command, --project) when ``argv`` is exactly a deferred hook call."""
+def _hook(argv: list[str]) -> tuple[str, str | None] | None:
+    """(sub-command, --project) when ``argv`` is exactly a hook call Claude Code makes."""
     project = None
     if len(argv) == 4 and argv[0] == "--project":
         project, argv = argv[1], argv[2:]
     if len(argv) != 2 or argv[0] != "hook":
         return None
     name = EVENTS.get(argv[1], argv[1])
-    return (name, project) if name in DEFERRED else None
+    return (name, project) if name in EVENTS.values() else None
 
 
 def _log_error(name: str, message: str) -> None:
@@ -36,7 +37,16 @@ def _log_error(name: str, message: str) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
-    fast = _deferred(args)
+    fast = _hook(args)
+    if fast is not None and fast[0] not in DEFERRED:  # SessionStart, PreCompact: no argparse
+        from pathlib import Path
+
+        from infinite_context.core.logs import level_from_env, setup_logging
+
+        from .hooks import run_hook
+
+        setup_logging(level_from_env())
+        return run_hook(fast[0], sys.stdin.buffer.read(), None if fast[1] is None else Path(fast[1]))
     if fast is not None:
         from .spool import defer
 

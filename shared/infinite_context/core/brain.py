@@ -16,13 +16,12 @@ import socket
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from .config import Settings, load_settings
 from .errors import InvalidInput, NotFound
 from .facts import ContextFacts, map_strings
 from .merge.base import Merger, MergeRequest, MergeResult
-from .merge.extract import facts_from_text
 from .merge.integrity import existing_files, state_tokens
 from .merge_plan import merge_plan
 from .models import (
@@ -54,7 +53,6 @@ from .params import (
     validated,
 )
 from .project import Project, locate_project, resolve_project
-from .redact import redact
 from .render import render_within
 from .storage import Store, UpdateFn, UpdateOutcome, open_store
 from .tokens import count_tokens
@@ -82,17 +80,15 @@ class ProjectBrain:
         project: Project,
         store: Store,
         settings: Settings,
-        merger: Merger | None = None,
+        merger: Merger | Callable[[], Merger] | None = None,
         clock: Callable[[], datetime] = utcnow,
     ) -> None:
-        if merger is None:
-            from .merge.offline import OfflineMerger
-
-            merger = OfflineMerger()
+        """``merger``: the merger, or a function that builds it on the first merge (a brain that
+        only reads never imports the merge code); None: the offline merger."""
         self.project = project
         self.store = store
         self.settings = settings
-        self.merger = merger
+        self._merger = merger
         self.clock = clock
         self._client_name: str | None = None
         from .storage.identity import Continuity
@@ -115,9 +111,27 @@ class ProjectBrain:
         # No id file is created here: reads, doctor and an editor opening a folder leave the
         # folder as it was; the first write creates it (``_ensure_session``).
         project = resolve_project(locate_project(project_dir, settings, client_cwd), create=False)
-        from .merge.chain import build_chain
 
-        return cls(project, open_store(settings), settings, merger=build_chain(settings))
+        def chain() -> Merger:
+            from .merge.chain import build_chain
+
+            return build_chain(settings)
+
+        return cls(project, open_store(settings), settings, merger=chain)
+
+    @property
+    def merger(self) -> Merger:
+        if self._merger is None:
+            from .merge.offline import OfflineMerger
+
+            self._merger = OfflineMerger()
+        elif not hasattr(self._merger, "merge"):  # the factory: build it now
+            self._merger = self._merger()
+        return cast(Merger, self._merger)
+
+    @merger.setter
+    def merger(self, merger: Merger) -> None:
+        self._merger = merger
 
     @property
     def session_id(self) -> str:
@@ -169,6 +183,9 @@ class ProjectBrain:
                 fix="send a summary of the work instead of raw output, "
                 "or raise INFINITE_CONTEXT_MAX_CONTEXT_CHARS",
             )
+        from .merge.extract import facts_from_text
+        from .redact import redact
+
         stated = facts_from_text(redact(text), self.project.root) if text else None
         if facts is None:
             assert stated is not None

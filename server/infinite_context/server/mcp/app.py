@@ -57,9 +57,10 @@ if TYPE_CHECKING:  # the brain (settings, store, mergers) loads on the first cal
     from infinite_context.core.brain import ProjectBrain
     from infinite_context.core.memory.working import WorkingMemory
 SERVER_NAME = "infinite-context"
-#: how long stopping waits for hook work queued by ``BrainHolder.later`` (within the signal
-#: handler's clean-up time; what does not finish is redone by the hand-off from the transcript)
-LATER_WAIT_SECONDS = 0.5
+#: how long stopping waits for hook work queued by ``BrainHolder.later``: an observation takes
+#: milliseconds; a Stop hand-off still running is left (Claude Code waits for its MCP servers
+#: to exit, and the SessionEnd hook redoes the hand-off from the transcript cursor)
+LATER_WAIT_SECONDS = 0.1
 
 
 def _instructions() -> str:
