@@ -312,11 +312,14 @@ export function proxyTooltip(p: ProxyState): string {
         ? "- New integrated terminals: Claude Code goes through it (ANTHROPIC\\_BASE\\_URL)"
         : `- Integrated terminals: not routed (infiniteContext.endless.${p.enabled ? "terminals" : "enabled"} is off)`,
     );
-  } else {
+  } else if (!p.problem) {
     lines.push("- The live proxy is not running");
   }
   if (p.problem) {
-    lines.push("", `$(warning) ${escapeMarkdown(p.problem)}`);
+    if (p.running) {
+      lines.push("");
+    }
+    lines.push(`$(warning) ${escapeMarkdown(p.problem)}`);
     if (p.fix) {
       lines.push("", `Fix: ${escapeMarkdown(p.fix)}`);
     }

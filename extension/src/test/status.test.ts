@@ -174,7 +174,9 @@ test("the tooltip gives the figures, the terminals' routing and the fix", () => 
   assert.match(tip, /New integrated terminals: Claude Code goes through it/);
   assert.match(proxyTooltip({ ...live, transformed: 0 }), /No request through it yet/);
   const failed = proxyTooltip({ ...idle, problem: "the proxy exited at start (code 1)", fix: "set infiniteContext.endless.port" });
-  assert.match(failed, /not running/);
+  assert.match(failed, /\$\(warning\) the proxy exited at start \\\(code 1\\\)/); // escaped Markdown
+  assert.doesNotMatch(failed, /- The live proxy is not running/); // said once, by the problem
+  assert.match(proxyTooltip(idle), /- The live proxy is not running/);
   assert.match(failed, /Fix: set infiniteContext\\\.endless\\\.port/);
   assert.match(failed, /Click to start the proxy/);
 });
