@@ -177,7 +177,7 @@ function onProxyState(state: ProxyState): void {
   applyTerminalEnv(state.terminalEnv ?? {});
   renderProxy();
   // One message per new failure while the setting asks for the proxy; the item keeps showing it.
-  const failure = state.enabled && !state.running && state.problem && state.problem !== "the live proxy is not running" ? state.problem : undefined;
+  const failure = state.startFailed && !state.running && state.problem ? state.problem : undefined;
   if (failure && failure !== warnedProblem) {
     void vscode.window
       .showWarningMessage(`Infinite Context: the live proxy did not start: ${failure}${state.fix ? ` Fix: ${state.fix}` : ""}`, "Open Settings", "Open Proxy Log")

@@ -249,6 +249,10 @@ export function checkpointText(text: string): string {
 export interface ProxyState {
   enabled: boolean;
   running: boolean;
+  /** the setting's start is under way */
+  starting?: boolean;
+  /** the last start failed, or a setting is invalid (problem and fix say which) */
+  startFailed?: boolean;
   url?: string | null;
   pid?: number | null;
   upstream?: string | null;
@@ -272,11 +276,14 @@ export interface ProxyState {
 
 /** The item beside the budget: hidden (undefined) when the setting is off and no proxy runs. */
 export function proxyText(p: ProxyState | undefined): string | undefined {
-  if (!p || (!p.enabled && !p.running)) {
+  if (!p || (!p.enabled && !p.running && !p.startFailed)) {
     return undefined;
   }
+  if (p.starting && !p.running) {
+    return "$(zap) $(sync~spin)";
+  }
   if (!p.running) {
-    return p.problem && p.enabled ? "$(zap) $(warning) off" : "$(zap) off";
+    return p.problem && (p.enabled || p.startFailed) ? "$(zap) $(warning) off" : "$(zap) off";
   }
   if (p.savedShare == null) {
     return "$(zap) live";
@@ -286,7 +293,7 @@ export function proxyText(p: ProxyState | undefined): string | undefined {
 
 /** A proxy that should run and does not (or does not answer) is a warning. */
 export function proxyLevel(p: ProxyState | undefined): Level {
-  return p && p.problem && (p.enabled || p.running) ? "warning" : "normal";
+  return p && p.problem && (p.enabled || p.running || p.startFailed) ? "warning" : "normal";
 }
 
 function share(value: number | null | undefined): string {
@@ -312,6 +319,8 @@ export function proxyTooltip(p: ProxyState): string {
         ? "- New integrated terminals: Claude Code goes through it (ANTHROPIC\\_BASE\\_URL)"
         : `- Integrated terminals: not routed (infiniteContext.endless.${p.enabled ? "terminals" : "enabled"} is off)`,
     );
+  } else if (p.starting) {
+    lines.push("- Starting the live proxy…");
   } else if (!p.problem) {
     lines.push("- The live proxy is not running");
   }

@@ -158,6 +158,8 @@ async def test_setting_starts_the_proxy_and_the_figures_follow_a_request(
     lsp = await start_client(tmp_path, upstream.url, {"endlessEnabled": True, "endlessPort": port})
     try:
         up = await lsp.pushed_where(lambda p: p["running"])
+        first = lsp.pushed[0]  # the status bar knows at once that it is coming
+        assert first["starting"] and not first["running"] and first["problem"] is None
         assert up["url"] == f"http://127.0.0.1:{port}" and up["enabled"] and up["problem"] is None
         assert up["upstream"] == upstream.url and up["savedShare"] is None  # nothing through it yet
         # Claude Code in an integrated terminal gets the proxy; no first-party claim for a fake.
@@ -181,7 +183,7 @@ async def test_setting_starts_the_proxy_and_the_figures_follow_a_request(
         assert asked["tokensBefore"] == live["tokensBefore"] and asked["pid"] == live["pid"]
 
         stopped = await lsp.proxy("stop")
-        assert not stopped["running"] and stopped["terminalEnv"] == {}
+        assert not stopped["running"] and stopped["terminalEnv"] == {} and not stopped["startFailed"]
         assert "Start Live Proxy" in stopped["fix"] and "infiniteContext.endless.enabled" in stopped["fix"]
         assert not (lsp.data / "proxy" / "proxy.json").exists()
         again = await lsp.proxy("start")
@@ -203,7 +205,7 @@ async def test_a_taken_port_is_a_clear_state_and_start_says_why(
         try:
             failed = await lsp.pushed_where(lambda p: p["problem"] is not None)
             assert not failed["running"] and failed["terminalEnv"] == {}
-            assert "exited at start" in failed["problem"]
+            assert "exited at start" in failed["problem"] and failed["startFailed"]
             assert "infiniteContext.endless.port" in failed["fix"] and "--port" not in failed["fix"]
             with pytest.raises(JsonRpcException) as raised:
                 await lsp.proxy("start")
@@ -229,7 +231,7 @@ async def test_setting_off_starts_nothing_and_bad_values_name_the_setting(
     lsp = await start_client(tmp_path, upstream.url, {"endlessEnabled": True, "endlessPort": "8419"})
     try:
         bad = await lsp.pushed_where(lambda p: p["problem"] is not None)
-        assert "infiniteContext.endless.port" in bad["problem"] and not bad["running"]
+        assert "infiniteContext.endless.port" in bad["problem"] and not bad["running"] and bad["startFailed"]
     finally:
         await lsp.client.shutdown_session()
     assert not (tmp_path / "data" / "proxy" / "proxy.json").exists()

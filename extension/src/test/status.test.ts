@@ -158,6 +158,12 @@ test("the live saving beside the budget: share saved, live, off, hidden", () => 
   assert.equal(proxyText({ ...idle, enabled: false }), undefined); // setting off, nothing running
   assert.equal(proxyText({ ...live, enabled: false }), "$(zap) -78%"); // started elsewhere (Claude Code)
   assert.equal(proxyText(undefined), undefined);
+  assert.equal(proxyText({ ...idle, starting: true }), "$(zap) $(sync~spin)");
+  // An invalid setting turns it off, and still shows why.
+  const invalid = { ...idle, enabled: false, startFailed: true, problem: "infiniteContext.endless.port: must be a port number" };
+  assert.equal(proxyText(invalid), "$(zap) $(warning) off");
+  assert.equal(proxyLevel(invalid), "warning");
+  assert.match(proxyTooltip({ ...idle, starting: true }), /Starting the live proxy/);
 });
 
 test("a proxy that should run and does not is a warning", () => {

@@ -429,7 +429,12 @@ async def _watch_transcripts(server: InfiniteContextServer) -> None:
 async def _watch_proxy(server: InfiniteContextServer) -> None:
     """Start the proxy if the setting asks for it, then push its state whenever it changes."""
     if server.proxy.options.enabled:
-        await asyncio.to_thread(server.proxy.ensure)
+        server.proxy.starting = True
+        try:
+            server.publish_proxy(await asyncio.to_thread(server.proxy.payload))
+            await asyncio.to_thread(server.proxy.ensure)
+        finally:
+            server.proxy.starting = False
     while True:
         try:
             server.publish_proxy(await asyncio.to_thread(server.proxy.payload))

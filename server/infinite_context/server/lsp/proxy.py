@@ -73,6 +73,8 @@ class ProxyWatch:
         self.options = EndlessOptions()
         #: why the last start failed (message, fix); cleared by a later success or by disabling
         self.failure: tuple[str, str | None] | None = None
+        #: set while the setting's start is under way (the status bar shows it is coming)
+        self.starting = False
         self._data_dir: Path | None = None
         self._lock = threading.Lock()  # one start or stop at a time
 
@@ -141,14 +143,18 @@ class ProxyWatch:
 
         saving = live_saving(self.data_dir())
         problem, fix = self.failure if self.failure is not None else (None, None)
+        starting = self.starting and not saving.running and problem is None
         if problem is None and saving.problem:
             problem, fix = saving.problem, "restart it: Infinite Context: Stop Live Proxy, then Start"
-        elif problem is None and self.options.enabled and not saving.running:
+        elif problem is None and self.options.enabled and not saving.running and not starting:
             problem = "the live proxy is not running"
             fix = f"run {START_COMMAND}, or turn off {ENABLED_SETTING}"
         return {
             "enabled": self.options.enabled,
             "running": saving.running,
+            "starting": starting,
+            #: the last start failed (or a setting is invalid): the editor says so once
+            "startFailed": self.failure is not None,
             "url": saving.url,
             "pid": saving.pid,
             "upstream": saving.upstream,
