@@ -12,6 +12,11 @@ with the message and the fix; anything else is logged with its traceback and ans
 internal error naming the request, never with the traceback (``Protocol._send_response`` strips
 pygls's ``data.traceback`` from any error it builds itself). Frames are read by
 ``framing.read_loop``, which answers what pygls would drop (see there).
+
+Live endless mode (``proxy.py``): with ``infiniteContext.endless.enabled`` the server starts the
+per-user proxy after ``initialized``; ``infiniteContext/proxy`` (status, start, stop) needs no
+folder, and ``infiniteContext/proxyStatus`` is pushed when its state or figures change (polled
+every 2 s in a worker thread: a file read, plus one loopback GET while it runs).
 """
 
 from __future__ import annotations
@@ -437,7 +442,10 @@ async def _watch_proxy(server: InfiniteContextServer) -> None:
             server.proxy.starting = False
     while True:
         try:
-            server.publish_proxy(await asyncio.to_thread(server.proxy.payload))
+            seen = server.proxy.generation
+            payload = await asyncio.to_thread(server.proxy.payload)
+            if server.proxy.generation == seen:  # else a start/stop answered meanwhile: newer
+                server.publish_proxy(payload)
         except Exception:  # a status bar figure: never let it end the loop
             log.exception("live proxy status failed")
         await asyncio.sleep(PROXY_POLL_SECONDS)

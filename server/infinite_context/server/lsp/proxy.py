@@ -75,6 +75,8 @@ class ProxyWatch:
         self.failure: tuple[str, str | None] | None = None
         #: set while the setting's start is under way (the status bar shows it is coming)
         self.starting = False
+        #: counts starts and stops, so a status read begun before one is not pushed after it
+        self.generation = 0
         self._data_dir: Path | None = None
         self._lock = threading.Lock()  # one start or stop at a time
 
@@ -100,41 +102,45 @@ class ProxyWatch:
 
     def ensure(self) -> None:
         """The setting is on: keep a proxy running; a failure is kept for the payload."""
-        from ..proxy.process import ensure_for_editor
-
         with self._lock:
             try:
-                ensure_for_editor(self.data_dir(), self.options.port, os.environ.get("ANTHROPIC_BASE_URL"))
+                self._start()
             except InfiniteContextError as exc:
                 log.warning("live proxy not started: %s", exc.message, extra={"fix": exc.fix})
-                self.failure = (exc.message, _editor_fix(exc.fix))
-            else:
-                self.failure = None
+
+    def _start(self) -> None:
+        """Start (or find) the proxy; a failure is kept for the payload and raised with the
+        editor's fix."""
+        from ..proxy.process import ensure_for_editor
+
+        try:
+            ensure_for_editor(self.data_dir(), self.options.port, os.environ.get("ANTHROPIC_BASE_URL"))
+        except InfiniteContextError as exc:
+            exc.fix = _editor_fix(exc.fix)
+            self.failure = (exc.message, exc.fix)
+            raise
+        self.failure = None
 
     def act(self, action: str) -> dict[str, Any]:
         """The ``infiniteContext/proxy`` request: ``start`` and ``stop`` act, then every action
         answers with the payload. A start that fails raises (the command shows the message)."""
         from ..proxy import process
 
-        if action == "start":
+        if action == "status":
+            return self.payload()
+        self.generation += 1  # before and after: a status read that overlaps is dropped
+        try:
             with self._lock:
-                data_dir = self.data_dir()
-                try:
-                    process.ensure_for_editor(
-                        data_dir, self.options.port, os.environ.get("ANTHROPIC_BASE_URL")
-                    )
-                except InfiniteContextError as exc:
-                    self.failure = (exc.message, _editor_fix(exc.fix))
-                    exc.fix = self.failure[1]
-                    raise
-                self.failure = None
-        elif action == "stop":
-            with self._lock:
-                stopped = process.stop(self.data_dir())
-                if stopped.running:
-                    raise InvalidInput(
-                        "action", f"pid {stopped.pid} did not stop within 5 s", fix="try again"
-                    )
+                if action == "start":
+                    self._start()
+                elif action == "stop":
+                    stopped = process.stop(self.data_dir())
+                    if stopped.running:
+                        raise InvalidInput(
+                            "action", f"pid {stopped.pid} did not stop within 5 s", fix="try again"
+                        )
+        finally:
+            self.generation += 1
         return self.payload()
 
     def payload(self) -> dict[str, Any]:
