@@ -6,13 +6,18 @@
 //   3. the tooltip shows <T> literally
 //   4. Resume opens a read-only document; closing it leaves no dirty editor and no save prompt
 //   5. History -> v1 -> Compare opens the diff editor on rendered Markdown (no JSON, no session id)
-//   6. an interpreter without the package: one error, an error state, and the menu's remedies
+//   6. live endless mode (infiniteContext.endless.enabled): the server starts the per-user proxy
+//      (temp data dir, free port, a fake upstream here); a new integrated terminal gets
+//      ANTHROPIC_BASE_URL; one Claude Code-shaped request through it and the item beside the
+//      budget shows the saving ($(zap) -NN%), its tooltip the figures; Stop from its menu
+//   7. an interpreter without the package: one error, an error state, and the menu's remedies
 // Screenshots of each step go to e2e/screenshots/. The temp folder is removed at the end
 // (IC_E2E_KEEP=1 keeps it).
 //
 // Env: IC_PYTHON (interpreter with infinite-context installed; default ../.venv/bin/python).
 import { spawn, execFileSync } from "node:child_process";
-import { mkdtempSync, mkdirSync, writeFileSync, existsSync, rmSync } from "node:fs";
+import { mkdtempSync, mkdirSync, writeFileSync, existsSync, readFileSync, rmSync } from "node:fs";
+import { createServer as createHttpServer } from "node:http";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
@@ -60,6 +65,21 @@ for (const [dir, file] of [[alpha, "alpha.py"], [beta, "beta.py"]]) {
   mkdirSync(join(dir, "src"), { recursive: true });
   writeFileSync(join(dir, "src", file), "def main():\n    pass\n");
 }
+// A Messages API for the live proxy to forward to: records what reaches it, answers a short stream.
+const upstreamBodies = [];
+const upstream = createHttpServer((req, res) => {
+  const parts = [];
+  req.on("data", (c) => parts.push(c));
+  req.on("end", () => {
+    upstreamBodies.push(Buffer.concat(parts));
+    res.writeHead(200, { "content-type": "text/event-stream" });
+    res.end('event: message_stop\ndata: {"type":"message_stop"}\n\n');
+  });
+});
+await new Promise((ok) => upstream.listen(0, "127.0.0.1", ok));
+const upstreamUrl = `http://127.0.0.1:${upstream.address().port}`;
+const proxyPort = await freePort();
+const dataDir = join(root, "data");
 const workspaceFile = join(root, "two.code-workspace");
 writeFileSync(workspaceFile, JSON.stringify({ folders: [{ path: alpha }, { path: beta }] }));
 const settingsFile = join(userData, "User", "settings.json");
@@ -67,13 +87,24 @@ mkdirSync(dirname(settingsFile), { recursive: true });
 const settings = {
   "infiniteContext.interpreter": python,
   "infiniteContext.storeUrl": storeUrl,
+  "infiniteContext.endless.enabled": true,
+  "infiniteContext.endless.port": proxyPort,
   "workbench.startupEditor": "none",
   "security.workspace.trust.enabled": false,
   "workbench.tips.enabled": false,
   "chat.commandCenter.enabled": false,
 };
 writeFileSync(settingsFile, JSON.stringify(settings));
-const env = { ...process.env, XDG_CONFIG_HOME: join(root, "xdg-config"), XDG_DATA_HOME: join(root, "xdg-data") };
+const env = {
+  ...process.env,
+  XDG_CONFIG_HOME: join(root, "xdg-config"),
+  XDG_DATA_HOME: join(root, "xdg-data"),
+  // The proxy the editor starts: its own data dir, the fake upstream, an epoch on the first long request.
+  INFINITE_CONTEXT_DATA_DIR: dataDir,
+  INFINITE_CONTEXT_PROXY_UPSTREAM: upstreamUrl,
+  INFINITE_CONTEXT_PROXY_EPOCH_TOKENS: "1000",
+};
+delete env.ANTHROPIC_BASE_URL;
 execFileSync(codeServer, ["--extensions-dir", extensions, "--install-extension", vsix], { env, stdio: "inherit" });
 
 /** The CLI's view of a folder's brain (same store as the editor). */
@@ -226,7 +257,65 @@ try {
   await page.waitForTimeout(500);
   check((await page.locator(".monaco-dialog-box").count()) === 0, "closing the diff asks nothing");
 
-  console.log("6. an interpreter without the package: one message, an error state, remedies");
+  console.log("6. live endless mode: the proxy starts, terminals go through it, the item shows the saving");
+  const zap = page.locator("#workbench\\.parts\\.statusbar .statusbar-item:has(.codicon-zap)").first();
+  await zap.waitFor({ timeout: 30000 });
+  await page.waitForFunction(
+    () => [...document.querySelectorAll("#workbench\\.parts\\.statusbar .statusbar-item")].some((e) => e.querySelector(".codicon-zap") && e.textContent.includes("live")),
+    null,
+    { timeout: 30000 },
+  );
+  check(true, `the item beside the budget reads "${(await zap.innerText()).trim()}" (proxy up, nothing through it yet)`);
+  const proxyUrl = `http://127.0.0.1:${proxyPort}`;
+  const envFile = join(root, "terminal-env.txt");
+  await palette("Terminal: Create New Terminal");
+  await page.locator(".terminal-wrapper.active, .xterm").first().waitFor({ timeout: 20000 });
+  await page.waitForTimeout(1500);
+  await page.keyboard.type(`echo "$ANTHROPIC_BASE_URL" > ${envFile}\n`);
+  for (let i = 0; i < 50 && !existsSync(envFile); i++) await page.waitForTimeout(200);
+  const terminalUrl = existsSync(envFile) ? readFileSync(envFile, "utf8").trim() : "(no file)";
+  check(terminalUrl === proxyUrl, `a new integrated terminal has ANTHROPIC_BASE_URL=${terminalUrl}`);
+  await palette("View: Toggle Panel Visibility");
+  // One request as Claude Code sends it: six old Bash results, long listings.
+  const messages = [{ role: "user", content: "list the modules" }];
+  for (let i = 0; i < 6; i++) {
+    messages.push({ role: "assistant", content: [{ type: "tool_use", id: `toolu_e2e${i}`, name: "Bash", input: { command: "ls" } }] });
+    const out = Array.from({ length: 300 }, (_, n) => `src/module_${i}_${n}.py`).join("\n");
+    messages.push({ role: "user", content: [{ type: "tool_result", tool_use_id: `toolu_e2e${i}`, content: out }] });
+  }
+  const sent = JSON.stringify({ model: "m", messages, stream: true });
+  const reply = await fetch(`${proxyUrl}/v1/messages`, { method: "POST", body: sent, headers: { "content-type": "application/json" } });
+  await reply.text();
+  check(reply.ok && upstreamBodies.length === 1 && upstreamBodies[0].length < sent.length / 2,
+    `the upstream got ${upstreamBodies[0]?.length} bytes for ${sent.length} sent`);
+  await page.waitForFunction(
+    () => [...document.querySelectorAll("#workbench\\.parts\\.statusbar .statusbar-item")].some((e) => e.querySelector(".codicon-zap") && /-\d+%/.test(e.textContent)),
+    null,
+    { timeout: 15000 },
+  );
+  const saving = (await zap.innerText()).trim();
+  check(/^-\d+%$/.test(saving) && Number(saving.slice(1, -1)) >= 50, `the item shows the live saving: "${saving}"`);
+  await palette("Notifications: Clear All Notifications");
+  await page.waitForTimeout(500);
+  await zap.hover();
+  const proxyHover = page.locator(".monaco-hover, .workbench-hover").filter({ hasText: "Last request" }).first();
+  await proxyHover.waitFor({ timeout: 10000 });
+  const proxyTip = await proxyHover.innerText();
+  check(proxyTip.includes("tokens saved") && proxyTip.includes(proxyUrl), `tooltip: ${proxyTip.split("\n").find((l) => l.includes("tokens saved"))}`);
+  await shot("live-saving");
+  await page.mouse.move(700, 400);
+  await zap.click();
+  await pickItem("Stop Live Proxy");
+  await page.waitForFunction(
+    () => [...document.querySelectorAll("#workbench\\.parts\\.statusbar .statusbar-item")].some((e) => e.querySelector(".codicon-zap") && e.textContent.includes("off")),
+    null,
+    { timeout: 15000 },
+  );
+  check(!existsSync(join(dataDir, "proxy", "proxy.json")), `Stop Live Proxy stopped it; the item reads "${(await zap.innerText()).trim()}"`);
+  await shot("live-proxy-stopped");
+  await palette("Notifications: Clear All Notifications");
+
+  console.log("7. an interpreter without the package: one message, an error state, remedies");
   // A virtual environment in alpha without the package: Select Interpreter offers it.
   const broken = join(alpha, ".venv");
   execFileSync("python3", ["-m", "venv", "--without-pip", broken]);
@@ -260,6 +349,13 @@ try {
     process.kill(-server.pid, "SIGTERM");
   } catch {
     // already gone
+  }
+  upstream.close();
+  try {
+    // The proxy is detached (one per user, it outlives the editor): stop it by its pid file.
+    execFileSync(python, ["-m", "infinite_context.server", "proxy", "stop"], { env, stdio: "ignore" });
+  } catch {
+    // not running
   }
   if (!process.env.IC_E2E_KEEP) {
     await new Promise((r) => setTimeout(r, 500));

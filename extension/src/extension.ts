@@ -10,6 +10,10 @@
 //   History and Rollback compare versions in the diff editor, older on the left.
 // - Checkpoint text is written in an editor tab (a file in the extension's storage, one per
 //   folder): line breaks and a selection survive, and the draft survives a failed send.
+// - Live endless mode: a second item beside the budget shows the per-user proxy's saving
+//   (`$(zap) -78%`) from the server's infiniteContext/proxyStatus notifications; with
+//   infiniteContext.endless.enabled the server starts the proxy, and new integrated terminals
+//   get the variables the server names (ANTHROPIC_BASE_URL) while it runs.
 import { execFile } from "node:child_process";
 import * as vscode from "vscode";
 import {
@@ -32,6 +36,11 @@ import {
   historyItems,
   level,
   menuItems,
+  ProxyState,
+  proxyLevel,
+  proxyMenuItems,
+  proxyText,
+  proxyTooltip,
   startProblem,
   statusText,
   tooltip,
@@ -44,6 +53,9 @@ const CHECKPOINT_CONTEXT = "infiniteContext.checkpointEditor";
 let client: LanguageClient | undefined;
 let output: vscode.OutputChannel;
 let statusItem: vscode.StatusBarItem;
+let proxyItem: vscode.StatusBarItem;
+let proxy: ProxyState | undefined;
+let terminalEnv: vscode.GlobalEnvironmentVariableCollection;
 let problem: StartProblem | undefined;
 let interpreter = "python3";
 let lastFolder: vscode.WorkspaceFolder | undefined;
@@ -101,6 +113,7 @@ function renderStatus(): void {
   const folder = activeFolder();
   const name = multiRoot() ? folder?.name : undefined;
   if (problem) {
+    renderProxy();
     statusItem.text = "$(error) Infinite Context";
     const tip = new vscode.MarkdownString(errorTooltip(problem));
     statusItem.tooltip = tip;
@@ -108,6 +121,7 @@ function renderStatus(): void {
     statusItem.show();
     return;
   }
+  renderProxy();
   const budget = folder ? budgets.get(folder.uri.toString()) : undefined;
   statusItem.text = statusText(budget, name);
   const tip = new vscode.MarkdownString(tooltip(budget, new Date(), name));
@@ -121,6 +135,103 @@ function renderStatus(): void {
         ? new vscode.ThemeColor("statusBarItem.warningBackground")
         : undefined;
   statusItem.show();
+}
+
+function renderProxy(): void {
+  const text = problem || !client ? undefined : proxyText(proxy);
+  if (!text || !proxy) {
+    proxyItem.hide();
+    return;
+  }
+  proxyItem.text = text;
+  const tip = new vscode.MarkdownString(proxyTooltip(proxy));
+  tip.supportThemeIcons = true;
+  proxyItem.tooltip = tip;
+  proxyItem.backgroundColor = proxyLevel(proxy) === "warning" ? new vscode.ThemeColor("statusBarItem.warningBackground") : undefined;
+  proxyItem.show();
+}
+
+/** New integrated terminals get exactly what the server says (nothing while no proxy runs). */
+function applyTerminalEnv(env: Record<string, string>): void {
+  const wanted = Object.entries(env);
+  const same = wanted.length === countEnv() && wanted.every(([k, v]) => terminalEnv.get(k)?.value === v);
+  if (same) {
+    return;
+  }
+  terminalEnv.clear();
+  for (const [name, value] of wanted) {
+    terminalEnv.replace(name, value);
+  }
+}
+
+function countEnv(): number {
+  let n = 0;
+  terminalEnv.forEach(() => (n += 1));
+  return n;
+}
+
+let warnedProblem: string | undefined;
+
+function onProxyState(state: ProxyState): void {
+  proxy = state;
+  applyTerminalEnv(state.terminalEnv ?? {});
+  renderProxy();
+  // One message per new failure while the setting asks for the proxy; the item keeps showing it.
+  const failure = state.startFailed && !state.running && state.problem ? state.problem : undefined;
+  if (failure && failure !== warnedProblem) {
+    void vscode.window
+      .showWarningMessage(`Infinite Context: the live proxy did not start: ${failure}${state.fix ? ` Fix: ${state.fix}` : ""}`, "Open Settings", "Open Proxy Log")
+      .then((choice) => {
+        if (choice === "Open Settings") {
+          void vscode.commands.executeCommand("infiniteContext.openEndlessSettings");
+        } else if (choice === "Open Proxy Log") {
+          void vscode.commands.executeCommand("infiniteContext.openProxyLog");
+        }
+      });
+  }
+  warnedProblem = failure;
+}
+
+async function proxyAction(action: "start" | "stop"): Promise<void> {
+  const running = client;
+  if (!running || running.state !== State.Running) {
+    void vscode.window.showWarningMessage("Infinite Context: the language server is not running; start it first (Restart Server).");
+    return;
+  }
+  try {
+    const state = await vscode.window.withProgress(
+      { location: vscode.ProgressLocation.Window, title: action === "start" ? "Starting the live proxy" : "Stopping the live proxy" },
+      () => running.sendRequest<ProxyState>("infiniteContext/proxy", { action }),
+    );
+    onProxyState(state);
+    if (action === "stop" && state.enabled) {
+      void vscode.window.showInformationMessage(
+        "Infinite Context: live proxy stopped. New terminals go to the API directly; Claude Code sessions still routed to it cannot reach the API until it runs again.",
+      );
+    }
+  } catch (err) {
+    const message = err instanceof Error ? err.message : String(err);
+    void vscode.window.showErrorMessage(`Infinite Context: ${message}`);
+  }
+}
+
+async function showProxyMenu(): Promise<void> {
+  const pick = await vscode.window.showQuickPick(proxyMenuItems(proxy), { title: "Infinite Context · live endless mode" });
+  if (pick) {
+    await vscode.commands.executeCommand(pick.command);
+  }
+}
+
+async function openProxyLog(): Promise<void> {
+  if (!proxy?.log) {
+    void vscode.window.showInformationMessage("Infinite Context: no proxy log yet.");
+    return;
+  }
+  try {
+    await vscode.window.showTextDocument(vscode.Uri.file(proxy.log), { preview: true });
+  } catch {
+    void vscode.window.showInformationMessage(`Infinite Context: no proxy log yet (${proxy.log}).`);
+  }
 }
 
 async function showMenu(): Promise<void> {
@@ -175,6 +286,9 @@ function initializationOptions(): Record<string, unknown> {
     budget: config.get("budget") ?? undefined,
     merge: config.get("merge") || undefined,
     contextWindow: config.get("contextWindow") ?? undefined,
+    endlessEnabled: config.get<boolean>("endless.enabled") ?? false,
+    endlessPort: config.get<number | null>("endless.port") ?? undefined,
+    endlessTerminals: config.get<boolean>("endless.terminals") ?? true,
   };
 }
 
@@ -250,6 +364,7 @@ async function startClient(context: vscode.ExtensionContext): Promise<void> {
       }
       renderStatus();
     }),
+    client.onNotification("infiniteContext/proxyStatus", onProxyState),
   );
   output.appendLine(`Starting ${interpreter} -m infinite_context.server lsp`);
   try {
@@ -270,6 +385,7 @@ async function restart(context: vscode.ExtensionContext): Promise<void> {
     client = undefined;
   }
   budgets.clear();
+  proxy = undefined;
   renderStatus();
   await startClient(context);
 }
@@ -640,7 +756,16 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   statusItem = vscode.window.createStatusBarItem("infiniteContext.status", vscode.StatusBarAlignment.Left, 100);
   statusItem.name = "Infinite Context";
   statusItem.command = "infiniteContext.menu";
-  context.subscriptions.push(output, statusItem, docsChanged);
+  proxyItem = vscode.window.createStatusBarItem("infiniteContext.liveProxy", vscode.StatusBarAlignment.Left, 99);
+  proxyItem.name = "Infinite Context: live endless mode";
+  proxyItem.command = "infiniteContext.proxyMenu";
+  // Not cached across reloads: a stale proxy URL must never reach a terminal before the server
+  // has said the proxy answers.
+  terminalEnv = context.environmentVariableCollection;
+  terminalEnv.persistent = false;
+  terminalEnv.description = "Infinite Context: Claude Code goes through the live endless-mode proxy (infiniteContext.endless.enabled)";
+  terminalEnv.clear();
+  context.subscriptions.push(output, statusItem, proxyItem, docsChanged);
   noteUri(vscode.window.activeTextEditor?.document.uri);
 
   const commands: Record<string, () => Promise<void>> = {
@@ -660,6 +785,13 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       await vscode.commands.executeCommand("workbench.action.openSettings", "infiniteContext");
     },
     "infiniteContext.showLogs": async () => output.show(),
+    "infiniteContext.proxyMenu": showProxyMenu,
+    "infiniteContext.startProxy": () => proxyAction("start"),
+    "infiniteContext.stopProxy": () => proxyAction("stop"),
+    "infiniteContext.openProxyLog": openProxyLog,
+    "infiniteContext.openEndlessSettings": async () => {
+      await vscode.commands.executeCommand("workbench.action.openSettings", "infiniteContext.endless");
+    },
   };
   for (const [id, run] of Object.entries(commands)) {
     context.subscriptions.push(vscode.commands.registerCommand(id, run));

@@ -242,3 +242,109 @@ export function checkpointText(text: string): string {
   }
   return trimmed.trim();
 }
+
+// ---- live endless mode (the per-user proxy) -------------------------------------------------
+
+/** The `infiniteContext/proxyStatus` notification / `infiniteContext/proxy` answer. */
+export interface ProxyState {
+  enabled: boolean;
+  running: boolean;
+  /** the setting's start is under way */
+  starting?: boolean;
+  /** the last start failed, or a setting is invalid (problem and fix say which) */
+  startFailed?: boolean;
+  url?: string | null;
+  pid?: number | null;
+  upstream?: string | null;
+  requests: number;
+  transformed: number;
+  epochs: number;
+  tokensBefore: number;
+  tokensAfter: number;
+  savedTokens: number;
+  savedShare?: number | null;
+  lastBefore: number;
+  lastAfter: number;
+  lastSavedTokens: number;
+  lastSavedShare?: number | null;
+  lastOverheadMs: number;
+  problem?: string | null;
+  fix?: string | null;
+  log?: string | null;
+  terminalEnv: Record<string, string>;
+}
+
+/** The item beside the budget: hidden (undefined) when the setting is off and no proxy runs. */
+export function proxyText(p: ProxyState | undefined): string | undefined {
+  if (!p || (!p.enabled && !p.running && !p.startFailed)) {
+    return undefined;
+  }
+  if (p.starting && !p.running) {
+    return "$(zap) $(sync~spin)";
+  }
+  if (!p.running) {
+    return p.problem && (p.enabled || p.startFailed) ? "$(zap) $(warning) off" : "$(zap) off";
+  }
+  if (p.savedShare == null) {
+    return "$(zap) live";
+  }
+  return `$(zap) -${Math.round(100 * p.savedShare)}%`;
+}
+
+/** A proxy that should run and does not (or does not answer) is a warning. */
+export function proxyLevel(p: ProxyState | undefined): Level {
+  return p && p.problem && (p.enabled || p.running || p.startFailed) ? "warning" : "normal";
+}
+
+function share(value: number | null | undefined): string {
+  return value == null ? "" : ` (-${Math.round(100 * value)}%)`;
+}
+
+/** Markdown for the item's tooltip: the figures, then how to act on it. */
+export function proxyTooltip(p: ProxyState): string {
+  const lines = ["**Infinite Context · live endless mode**", ""];
+  if (p.running) {
+    lines.push(`- Proxy ${escapeMarkdown(p.url ?? "?")} → ${escapeMarkdown(p.upstream ?? "?")} (pid ${String(p.pid ?? "?")})`);
+    if (p.transformed === 0) {
+      lines.push("- No request through it yet: start `claude` in a new integrated terminal");
+    } else {
+      const last = `${p.lastBefore.toLocaleString("en")} → ${p.lastAfter.toLocaleString("en")}`;
+      lines.push(`- Last request: tool results ${last} tokens${share(p.lastSavedShare)}`);
+      const total = `${p.tokensBefore.toLocaleString("en")} → ${p.tokensAfter.toLocaleString("en")}`;
+      lines.push(`- In total: ${p.savedTokens.toLocaleString("en")} tokens saved, ${total}${share(p.savedShare)}`);
+      lines.push(`- ${p.transformed} of ${p.requests} requests transformed, ${p.epochs} epoch(s), last overhead ${p.lastOverheadMs} ms`);
+    }
+    lines.push(
+      Object.keys(p.terminalEnv).length > 0
+        ? "- New integrated terminals: Claude Code goes through it (ANTHROPIC\\_BASE\\_URL)"
+        : `- Integrated terminals: not routed (infiniteContext.endless.${p.enabled ? "terminals" : "enabled"} is off)`,
+    );
+  } else if (p.starting) {
+    lines.push("- Starting the live proxy…");
+  } else if (!p.problem) {
+    lines.push("- The live proxy is not running");
+  }
+  if (p.problem) {
+    if (p.running) {
+      lines.push("");
+    }
+    lines.push(`$(warning) ${escapeMarkdown(p.problem)}`);
+    if (p.fix) {
+      lines.push("", `Fix: ${escapeMarkdown(p.fix)}`);
+    }
+  }
+  lines.push("", `_Click to ${p.running ? "stop the proxy, open its log or settings" : "start the proxy, open its log or settings"}._`);
+  return lines.join("\n");
+}
+
+/** The item's menu. */
+export function proxyMenuItems(p: ProxyState | undefined): MenuItem[] {
+  const items: MenuItem[] = p?.running
+    ? [{ label: "$(debug-stop) Stop Live Proxy", description: p.url ?? undefined, command: "infiniteContext.stopProxy" }]
+    : [{ label: "$(play) Start Live Proxy", description: p?.problem ?? undefined, command: "infiniteContext.startProxy" }];
+  if (p?.log) {
+    items.push({ label: "$(output) Open Proxy Log", description: p.log, command: "infiniteContext.openProxyLog" });
+  }
+  items.push({ label: "$(gear) Live Endless Mode Settings", command: "infiniteContext.openEndlessSettings" });
+  return items;
+}

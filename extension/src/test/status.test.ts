@@ -12,6 +12,11 @@ import {
   historyItems,
   level,
   menuItems,
+  ProxyState,
+  proxyLevel,
+  proxyMenuItems,
+  proxyText,
+  proxyTooltip,
   startProblem,
   statusText,
   tooltip,
@@ -119,4 +124,71 @@ test("checkpoint editor keeps line breaks and drops only its instructions", () =
   assert.equal(checkpointText(text), draft);
   assert.equal(checkpointText(checkpointTemplate("beta", "")), "");
   assert.equal(checkpointText("no header\nline 2"), "no header\nline 2");
+});
+
+const live: ProxyState = {
+  enabled: true,
+  running: true,
+  url: "http://127.0.0.1:8419",
+  pid: 42,
+  upstream: "https://api.anthropic.com",
+  requests: 3,
+  transformed: 2,
+  epochs: 1,
+  tokensBefore: 40_000,
+  tokensAfter: 8_800,
+  savedTokens: 31_200,
+  savedShare: 0.78,
+  lastBefore: 24_000,
+  lastAfter: 3_000,
+  lastSavedTokens: 21_000,
+  lastSavedShare: 0.875,
+  lastOverheadMs: 4.2,
+  problem: null,
+  fix: null,
+  log: "/data/proxy/proxy.log",
+  terminalEnv: { ANTHROPIC_BASE_URL: "http://127.0.0.1:8419" },
+};
+const idle: ProxyState = { ...live, running: false, url: null, pid: null, requests: 0, transformed: 0, tokensBefore: 0, tokensAfter: 0, savedTokens: 0, savedShare: null, lastBefore: 0, lastAfter: 0, lastSavedTokens: 0, lastSavedShare: null, terminalEnv: {} };
+
+test("the live saving beside the budget: share saved, live, off, hidden", () => {
+  assert.equal(proxyText(live), "$(zap) -78%");
+  assert.equal(proxyText({ ...live, savedShare: null, transformed: 0 }), "$(zap) live");
+  assert.equal(proxyText({ ...idle, problem: "the live proxy is not running" }), "$(zap) $(warning) off");
+  assert.equal(proxyText({ ...idle, enabled: false }), undefined); // setting off, nothing running
+  assert.equal(proxyText({ ...live, enabled: false }), "$(zap) -78%"); // started elsewhere (Claude Code)
+  assert.equal(proxyText(undefined), undefined);
+  assert.equal(proxyText({ ...idle, starting: true }), "$(zap) $(sync~spin)");
+  // An invalid setting turns it off, and still shows why.
+  const invalid = { ...idle, enabled: false, startFailed: true, problem: "infiniteContext.endless.port: must be a port number" };
+  assert.equal(proxyText(invalid), "$(zap) $(warning) off");
+  assert.equal(proxyLevel(invalid), "warning");
+  assert.match(proxyTooltip({ ...idle, starting: true }), /Starting the live proxy/);
+});
+
+test("a proxy that should run and does not is a warning", () => {
+  assert.equal(proxyLevel(live), "normal");
+  assert.equal(proxyLevel({ ...idle, problem: "the proxy exited at start (code 1)" }), "warning");
+  assert.equal(proxyLevel({ ...idle, enabled: false, problem: null }), "normal");
+});
+
+test("the tooltip gives the figures, the terminals' routing and the fix", () => {
+  const tip = proxyTooltip(live);
+  assert.match(tip, /Last request: tool results 24,000 → 3,000 tokens \(-88%\)/);
+  assert.match(tip, /In total: 31,200 tokens saved, 40,000 → 8,800 \(-78%\)/);
+  assert.match(tip, /2 of 3 requests transformed, 1 epoch\(s\), last overhead 4.2 ms/);
+  assert.match(tip, /New integrated terminals: Claude Code goes through it/);
+  assert.match(proxyTooltip({ ...live, transformed: 0 }), /No request through it yet/);
+  const failed = proxyTooltip({ ...idle, problem: "the proxy exited at start (code 1)", fix: "set infiniteContext.endless.port" });
+  assert.match(failed, /\$\(warning\) the proxy exited at start \\\(code 1\\\)/); // escaped Markdown
+  assert.doesNotMatch(failed, /- The live proxy is not running/); // said once, by the problem
+  assert.match(proxyTooltip(idle), /- The live proxy is not running/);
+  assert.match(failed, /Fix: set infiniteContext\\\.endless\\\.port/);
+  assert.match(failed, /Click to start the proxy/);
+});
+
+test("the proxy menu offers stop while it runs, start when it does not", () => {
+  assert.deepEqual(proxyMenuItems(live).map((i) => i.command), ["infiniteContext.stopProxy", "infiniteContext.openProxyLog", "infiniteContext.openEndlessSettings"]);
+  assert.equal(proxyMenuItems(idle)[0].command, "infiniteContext.startProxy");
+  assert.equal(proxyMenuItems(undefined).length, 2);
 });

@@ -12,6 +12,11 @@ with the message and the fix; anything else is logged with its traceback and ans
 internal error naming the request, never with the traceback (``Protocol._send_response`` strips
 pygls's ``data.traceback`` from any error it builds itself). Frames are read by
 ``framing.read_loop``, which answers what pygls would drop (see there).
+
+Live endless mode (``proxy.py``): with ``infiniteContext.endless.enabled`` the server starts the
+per-user proxy after ``initialized``; ``infiniteContext/proxy`` (status, start, stop) needs no
+folder, and ``infiniteContext/proxyStatus`` is pushed when its state or figures change (polled
+every 2 s in a worker thread: a file read, plus one loopback GET while it runs).
 """
 
 from __future__ import annotations
@@ -34,12 +39,20 @@ from pygls.uris import to_fs_path
 from infinite_context.core.errors import InfiniteContextError, InvalidInput
 
 from .. import package_version
+from .proxy import ProxyWatch
 from .sessions import FolderSession, Sessions
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 BUDGET = "infiniteContext/budget"
+#: pushed when the live proxy's figures or state change (the request of the same state is
+#: ``infiniteContext/proxy``)
+PROXY_STATUS = "infiniteContext/proxyStatus"
+#: notifications the server sends (pygls builds them with this type too)
+PUSHED = frozenset({BUDGET, PROXY_STATUS})
 METER_POLL_SECONDS = 1.0
+#: a file read, plus one GET on loopback while a proxy runs
+PROXY_POLL_SECONDS = 2.0
 READY_TIMEOUT = 60.0
 
 
@@ -85,7 +98,7 @@ class CustomRequest:
 
 class Protocol(LanguageServerProtocol):
     def get_message_type(self, method: str) -> Any:  # type: ignore[override]
-        if method.startswith("infiniteContext/") and method != BUDGET:
+        if method.startswith("infiniteContext/") and method not in PUSHED:
             return CustomRequest
         return super().get_message_type(method)
 
@@ -116,6 +129,9 @@ class InfiniteContextServer(LanguageServer):
         # Set once the initial folders are open: requests and folder changes wait for it.
         self.ready = threading.Event()
         self.watcher: asyncio.Task[None] | None = None
+        self.proxy = ProxyWatch()
+        self.proxy_watcher: asyncio.Task[None] | None = None
+        self._proxy_sent: dict[str, Any] | None = None
 
     def start_io(self, stdin: Any = None, stdout: Any = None) -> None:
         """pygls's ``start_io`` with ``framing.read_loop`` in place of its ``run_async``."""
@@ -177,6 +193,13 @@ class InfiniteContextServer(LanguageServer):
         finally:
             session.pushing = None
 
+    def publish_proxy(self, payload: dict[str, Any]) -> None:
+        """Push the live proxy's state when it differs from what the client last got (on the
+        event loop)."""
+        if payload != self._proxy_sent:
+            self._proxy_sent = payload
+            self.protocol.notify(PROXY_STATUS, payload)
+
     def _changed(self, session: FolderSession) -> None:
         # Called from the store's change-feed thread.
         self.push_budget(session)
@@ -215,6 +238,8 @@ def build_server() -> InfiniteContextServer:
                 ls.push_budget(session)
         ls.ready.set()
         ls.watcher = asyncio.create_task(_watch_transcripts(ls))
+        ls.proxy.configure(ls.sessions.options)
+        ls.proxy_watcher = asyncio.create_task(_watch_proxy(ls))
 
     @server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
     async def folders_changed(
@@ -238,6 +263,9 @@ def build_server() -> InfiniteContextServer:
         await asyncio.to_thread(ls.sessions.reconfigure, options if isinstance(options, dict) else {})
         for session in ls.sessions.all():
             ls.push_budget(session)
+        if ls.proxy.configure(options if isinstance(options, dict) else {}):
+            await asyncio.to_thread(ls.proxy.ensure)
+        ls.publish_proxy(await asyncio.to_thread(ls.proxy.payload))
 
     def request(
         method: str, progress: tuple[str, str] | None = None
@@ -338,10 +366,31 @@ def build_server() -> InfiniteContextServer:
         report = install(session.root, p.scope, uninstall=p.uninstall)
         return report.__dict__
 
+    @server.feature("infiniteContext/proxy")
+    async def proxy(ls: InfiniteContextServer, raw: Any) -> Any:
+        """The live proxy (one per user, no folder needed): ``action`` status, start or stop."""
+        if not ls.ready.is_set():
+            await asyncio.to_thread(ls.ready.wait, READY_TIMEOUT)
+
+        def run() -> dict[str, Any]:
+            from .requests import ProxyParams, parse
+
+            return ls.proxy.act(parse(ProxyParams, _params(raw)).action)
+
+        try:
+            payload = await asyncio.to_thread(_mapped, run, "infiniteContext/proxy")
+        except JsonRpcException:
+            ls.publish_proxy(await asyncio.to_thread(ls.proxy.payload))  # the failure, for the bar
+            raise
+        ls.publish_proxy(payload)
+        return payload
+
     @server.feature(types.SHUTDOWN)
     async def shutdown(ls: InfiniteContextServer, _params: Any) -> None:
         if ls.watcher is not None:
             ls.watcher.cancel()
+        if ls.proxy_watcher is not None:
+            ls.proxy_watcher.cancel()
         await asyncio.to_thread(ls.sessions.close_all)
 
     return server
@@ -380,3 +429,23 @@ async def _watch_transcripts(server: InfiniteContextServer) -> None:
         for session in server.sessions.all():
             if await asyncio.to_thread(_refresh_meter, session):
                 server.push_budget(session)
+
+
+async def _watch_proxy(server: InfiniteContextServer) -> None:
+    """Start the proxy if the setting asks for it, then push its state whenever it changes."""
+    if server.proxy.options.enabled:
+        server.proxy.starting = True
+        try:
+            server.publish_proxy(await asyncio.to_thread(server.proxy.payload))
+            await asyncio.to_thread(server.proxy.ensure)
+        finally:
+            server.proxy.starting = False
+    while True:
+        try:
+            seen = server.proxy.generation
+            payload = await asyncio.to_thread(server.proxy.payload)
+            if server.proxy.generation == seen:  # else a start/stop answered meanwhile: newer
+                server.publish_proxy(payload)
+        except Exception:  # a status bar figure: never let it end the loop
+            log.exception("live proxy status failed")
+        await asyncio.sleep(PROXY_POLL_SECONDS)

@@ -9,7 +9,7 @@ request (pydantic is not needed to answer ``initialize``).
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
@@ -71,6 +71,12 @@ class DiffParams(Request):
 class InstallParams(Request):
     scope: Scope = "project"
     uninstall: bool = False
+
+
+class ProxyParams(Request):
+    action: Literal["status", "start", "stop"] = Field(
+        "status", description="status: the figures; start / stop the per-user live proxy."
+    )
 
 
 def parse(model: type[R], params: dict[str, Any]) -> R:

@@ -337,3 +337,88 @@ def ensure_for_hook() -> None:
         ensure_running(load_settings().resolved_data_dir())
     except Exception as exc:
         logging.getLogger("infinite_context.hooks").warning("endless proxy not started: %s", exc)
+
+
+# ---- for editors ---------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class LiveSaving:
+    """The running proxy's saving as an editor shows it: tool-result tokens received and
+    forwarded, for the last transformed request and summed since the proxy started."""
+
+    running: bool
+    url: str | None = None
+    pid: int | None = None
+    upstream: str | None = None
+    installed: bool = False
+    requests: int = 0
+    transformed: int = 0
+    epochs: int = 0
+    tokens_before: int = 0
+    tokens_after: int = 0
+    last_before: int = 0
+    last_after: int = 0
+    last_overhead_ms: float = 0.0
+    problem: str | None = None
+
+    @property
+    def saved_tokens(self) -> int:
+        return max(0, self.tokens_before - self.tokens_after)
+
+    @property
+    def saved_share(self) -> float | None:
+        """None before any tool-result token went through (nothing to compare yet)."""
+        return self.saved_tokens / self.tokens_before if self.tokens_before else None
+
+    @property
+    def last_saved_tokens(self) -> int:
+        return max(0, self.last_before - self.last_after)
+
+    @property
+    def last_saved_share(self) -> float | None:
+        return self.last_saved_tokens / self.last_before if self.last_before else None
+
+
+def _count(figures: dict[str, Any], key: str) -> int:
+    value = figures.get(key)
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+
+
+def live_saving(data_dir: Path) -> LiveSaving:
+    """``status`` with the proxy's running figures read into fields (one local GET when it runs)."""
+    found = status(data_dir)
+    figures = found.figures or {}
+    overhead = figures.get("last_overhead_ms")
+    return LiveSaving(
+        running=found.running,
+        url=found.url,
+        pid=found.pid if found.running else None,
+        upstream=found.upstream,
+        installed=found.installed,
+        requests=_count(figures, "requests"),
+        transformed=_count(figures, "transformed"),
+        epochs=_count(figures, "epochs"),
+        tokens_before=_count(figures, "tokens_before"),
+        tokens_after=_count(figures, "tokens_after"),
+        last_before=_count(figures, "last_before"),
+        last_after=_count(figures, "last_after"),
+        last_overhead_ms=float(overhead) if isinstance(overhead, (int, float)) else 0.0,
+        problem=found.problem if found.running else None,
+    )
+
+
+def ensure_for_editor(
+    data_dir: Path, port: int | None = None, environ_base_url: str | None = None
+) -> ProxyStatus:
+    """An editor's setting asks for the proxy: use the running one (one per user, whatever its
+    port), else start one. The upstream is the installed one, else ``environ_base_url`` (the
+    ``ANTHROPIC_BASE_URL`` the editor was started with, unless it is this proxy), else the API."""
+    now = status(data_dir, ask=False)
+    if now.running:
+        return now
+    upstream = None
+    if read_config(data_dir) is None and not os.environ.get("INFINITE_CONTEXT_PROXY_UPSTREAM"):
+        base = (environ_base_url or "").rstrip("/")
+        chosen_port = port or _env_int("INFINITE_CONTEXT_PROXY_PORT") or DEFAULT_PORT
+        if base and base != ProxyConfig(port=chosen_port).url:
+            upstream = base
+    return start_detached(data_dir, resolve(data_dir, port, upstream))
