@@ -49,10 +49,10 @@ def _settings() -> Settings:
     return settings
 
 
-def _brain(payload: dict[str, Any], explicit: Path | None) -> ProjectBrain:
+def _brain(payload: dict[str, Any], explicit: Path | None, settings: Settings | None = None) -> ProjectBrain:
     from infinite_context.core.brain import ProjectBrain
 
-    return ProjectBrain.open(explicit, _settings(), client_cwd=_client_cwd(payload))
+    return ProjectBrain.open(explicit, settings or _settings(), client_cwd=_client_cwd(payload))
 
 
 #: Claude Code moves additionalContext past 10,000 characters to a file; stay well below.
@@ -71,12 +71,13 @@ def session_start(payload: dict[str, Any], project: Path | None) -> dict[str, An
     from .proxy.process import ensure_for_hook
     from .spool import settle
 
-    ensure_for_hook()  # live endless mode: the proxy is up before Claude Code's first request
+    settings = _settings()
+    ensure_for_hook(settings.resolved_data_dir())  # live endless mode: up before the first request
     try:
         settle()  # the hand-off of the session that just ended (/clear) comes first
     except OSError as exc:
         log.warning("queued hand-offs not settled: %s", exc)
-    with _brain(payload, project) as brain:
+    with _brain(payload, project, settings) as brain:
         result = brain.resume()  # within settings.resume_tokens
     if result.state is None:
         return None

@@ -325,16 +325,14 @@ def ensure_running(data_dir: Path) -> ProxyStatus | None:
     return start_detached(data_dir, resolve(data_dir, config.port, config.upstream))
 
 
-def ensure_for_hook() -> None:
+def ensure_for_hook(data_dir: Path) -> None:
     """The SessionStart hook's one call: keep the proxy up when endless mode is installed; a
     failure is logged, never raised (the session goes on; Claude Code then reports the API
     unreachable, and ``doctor`` says why)."""
     import logging
 
-    from infinite_context.core.config import load_settings
-
     try:
-        ensure_running(load_settings().resolved_data_dir())
+        ensure_running(data_dir)
     except Exception as exc:
         logging.getLogger("infinite_context.hooks").warning("endless proxy not started: %s", exc)
 
