@@ -116,12 +116,17 @@ async def test_the_hidden_hook_tool_stores_observations_and_rejects_bad_calls(
         assert wrong.is_error and "event:" in text_of(wrong) and "PostToolUse, Stop" in text_of(wrong)
         missing = await s.call_tool(HOOK_TOOL, _tool_use(""))
         assert missing.is_error and "tool_use_id" in text_of(missing)
+        big = json.dumps({"stdout": "".join(f"line {i}: ok\n" for i in range(80_000)), "stderr": ""})
+        assert len(big) > 1_000_000
+        large = await s.call_tool(HOOK_TOOL, _tool_use("toolu_big", tool_response=big))
+        assert not large.is_error
         alive = await s.call_tool("status", {})
         assert not alive.is_error
     # the session closed: the server finished its queued work before it stopped
     session = (project_dir / ".claude_session_id").read_text().strip()
     with open_store(load_settings(store_url=store_url)) as store:
-        stored = store.get_observations(session, ["toolu_a", "toolu_b"])
-    assert set(stored) == {"toolu_a", "toolu_b"}
+        stored = store.get_observations(session, ["toolu_a", "toolu_b", "toolu_big"])
+    assert set(stored) == {"toolu_a", "toolu_b", "toolu_big"}
+    assert stored["toolu_big"].original_tokens > 100_000 and stored["toolu_big"].tokens < 1_000
     assert stored["toolu_a"].source == "hook" and "3 failed" in stored["toolu_a"].text
     assert "{not json, plain output" in stored["toolu_b"].text
