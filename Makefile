@@ -56,7 +56,9 @@ test: setup tools lint extension
 
 # Real VS Code: code-server + headless Chromium install the .vsix in a two-folder workspace and
 # drive it as a person would: status item per folder, menu, checkpoint editor, read-only Resume,
-# History -> diff editor, an interpreter without the package (screenshots in e2e/screenshots/).
+# History -> diff editor, live endless mode (the proxy started by the setting, a terminal routed
+# through it, the saving in the status bar), an interpreter without the package (screenshots in
+# e2e/screenshots/).
 e2e: setup extension
 	bash e2e/setup.sh
 	IC_PYTHON=$(abspath $(PY)) node e2e/vscode-e2e.mjs
