@@ -3,10 +3,13 @@ entries it writes and replaces, and the hidden hook tool of the real MCP server 
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import stat
+import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -103,6 +106,19 @@ def _tool_use(tool_use_id: str, **fields: str) -> dict[str, str]:
     }
 
 
+async def _stored(project_dir: Path, store_url: str, ids: list[str], timeout: float = 30.0) -> dict[str, Any]:
+    """The observations of ``ids`` once all are stored (or what is there at ``timeout``)."""
+    deadline = time.monotonic() + timeout
+    with open_store(load_settings(store_url=store_url)) as store:
+        while True:
+            id_file = project_dir / ".claude_session_id"
+            session = id_file.read_text().strip() if id_file.exists() else ""
+            found = dict(store.get_observations(session, ids)) if session else {}
+            if len(found) == len(ids) or time.monotonic() > deadline:
+                return found
+            await asyncio.sleep(0.05)
+
+
 async def test_the_hidden_hook_tool_stores_observations_and_rejects_bad_calls(
     project_dir: Path, store_url: str
 ) -> None:
@@ -122,11 +138,10 @@ async def test_the_hidden_hook_tool_stores_observations_and_rejects_bad_calls(
         assert not large.is_error
         alive = await s.call_tool("status", {})
         assert not alive.is_error
-    # the session closed: the server finished its queued work before it stopped
-    session = (project_dir / ".claude_session_id").read_text().strip()
-    with open_store(load_settings(store_url=store_url)) as store:
-        stored = store.get_observations(session, ["toolu_a", "toolu_b", "toolu_big"])
-    assert set(stored) == {"toolu_a", "toolu_b", "toolu_big"}
+        # the answers came first; the observations are stored right after, in the background
+        ids = ["toolu_a", "toolu_b", "toolu_big"]
+        stored = await _stored(project_dir, store_url, ids)
+    assert set(stored) == set(ids)
     assert stored["toolu_big"].original_tokens > 100_000 and stored["toolu_big"].tokens < 1_000
     assert stored["toolu_a"].source == "hook" and "3 failed" in stored["toolu_a"].text
     assert "{not json, plain output" in stored["toolu_b"].text
