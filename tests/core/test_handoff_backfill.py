@@ -7,7 +7,7 @@ from pathlib import Path
 
 from infinite_context.core.brain import ProjectBrain
 from infinite_context.core.config import load_settings
-from infinite_context.core.transcript.handoff import checkpoint_from_transcript, observations_in
+from infinite_context.core.transcript.handoff import checkpoint_from_transcript, observation, tool_calls_in
 from infinite_context.core.transcript.reader import TranscriptReader
 
 from ..conftest import FIXTURES
@@ -21,7 +21,8 @@ def test_missing_observations_come_from_the_transcript_once(tmp_path: Path, stor
     transcript = tmp_path / "t.jsonl"
     transcript.write_bytes(SMALL.read_bytes())
     settings = load_settings(store_url=store_url, data_dir=tmp_path / "data", merge="offline")
-    expected = observations_in(list(TranscriptReader(transcript)), settings.observation_max_tokens)
+    calls = tool_calls_in(list(TranscriptReader(transcript)))
+    expected = [observation(use, res, settings.observation_max_tokens) for use, res in calls]
     assert len(expected) >= 3
     first = expected[0]
     with ProjectBrain.open(project, settings) as brain:

@@ -459,20 +459,17 @@ class ProjectBrain:
         self.store.put_observation(self._ensure_session(), obs)
         return obs
 
-    def add_missing_observations(self, observations: list[Observation]) -> int:
-        """Store those of ``observations`` this project does not hold yet (by tool use id; one
-        already stored, e.g. by the PostToolUse hook, is kept as it is). Returns how many."""
-        if not observations:
-            return 0
-        held = (
-            self.store.get_observations(self.session_id, [o.tool_use_id for o in observations])
-            if self.session_id
-            else {}
-        )
-        missing = [o for o in observations if o.tool_use_id not in held]
-        if missing:
-            self.store.put_observations(self._ensure_session(), missing)
-        return len(missing)
+    def missing_observations(self, tool_use_ids: list[str]) -> list[str]:
+        """Those of ``tool_use_ids`` this project holds no observation for, in order."""
+        if not tool_use_ids or not self.session_id:
+            return list(tool_use_ids)
+        held = self.store.get_observations(self.session_id, tool_use_ids)
+        return [i for i in tool_use_ids if i not in held]
+
+    def add_observations(self, observations: list[Observation]) -> None:
+        """Store ``observations`` (a write: the project's id file is created if it has none)."""
+        if observations:
+            self.store.put_observations(self._ensure_session(), observations)
 
     def _memory_status(self) -> BudgetStatus:
         """Working-memory figures for status / budget, read without creating anything."""

@@ -22,13 +22,14 @@ from typing import TYPE_CHECKING
 
 from ..errors import InvalidInput
 from ..files import open_private, private_dir
+from ..models import Observation
 from .digest import digest, session_root
 from .observe import build_observation
-from .reader import AssistantEntry, ToolUse, TranscriptReader, UserEntry
+from .reader import AssistantEntry, ToolResult, ToolUse, TranscriptReader, UserEntry
 
 if TYPE_CHECKING:
     from ..brain import ProjectBrain
-    from ..models import CheckpointResult, Observation
+    from ..models import CheckpointResult
 
 
 @dataclass
@@ -89,9 +90,11 @@ def checkpoint_from_transcript(
             result = brain.checkpoint(facts=facts, token_count=tokens, wait=False)
         # Tool uses whose PostToolUse never reached us (the MCP server a hook calls was not
         # connected, or stopped before storing): the transcript holds them too.
-        backfilled = brain.add_missing_observations(
-            observations_in(entries, brain.settings.observation_max_tokens)
-        )
+        calls = tool_calls_in(entries)
+        missing = set(brain.missing_observations([use.id for use, _result in calls]))
+        max_tokens = brain.settings.observation_max_tokens
+        brain.add_observations([observation(use, res, max_tokens) for use, res in calls if use.id in missing])
+        backfilled = len(missing)
         tmp = cursor.with_name(f".{cursor.name}.{os.getpid()}.tmp")
         with os.fdopen(open_private(tmp, os.O_WRONLY | os.O_TRUNC), "w", encoding="utf-8") as out:
             out.write(json.dumps({"transcript": str(path), "offset": reader.end, "reason": reason}))
@@ -99,27 +102,26 @@ def checkpoint_from_transcript(
     return HandoffResult(str(path), start, reader.end, result, reason, backfilled)
 
 
-def observations_in(entries: Iterable[object], max_tokens: int) -> list[Observation]:
-    """An observation of each tool result in ``entries`` whose use is among them too."""
+def tool_calls_in(entries: Iterable[object]) -> list[tuple[ToolUse, ToolResult]]:
+    """Each tool result in ``entries`` whose use is among them too, with that use."""
     uses: dict[str, ToolUse] = {}
-    out: list[Observation] = []
+    out: list[tuple[ToolUse, ToolResult]] = []
     for entry in entries:
         if isinstance(entry, AssistantEntry):
             uses.update((use.id, use) for use in entry.tool_uses)
         elif isinstance(entry, UserEntry):
-            for res in entry.tool_results:
-                use = uses.get(res.tool_use_id)
-                if use is None:
-                    continue
-                out.append(
-                    build_observation(
-                        use.id,
-                        use.name,
-                        use.input,
-                        res.text(),
-                        is_error=res.is_error,
-                        extra=res.extra,
-                        max_tokens=max_tokens,
-                    )
-                )
+            out += [(uses[r.tool_use_id], r) for r in entry.tool_results if r.tool_use_id in uses]
     return out
+
+
+def observation(use: ToolUse, result: ToolResult, max_tokens: int) -> Observation:
+    """The observation of one tool call read from the transcript."""
+    return build_observation(
+        use.id,
+        use.name,
+        use.input,
+        result.text(),
+        is_error=result.is_error,
+        extra=result.extra,
+        max_tokens=max_tokens,
+    )
