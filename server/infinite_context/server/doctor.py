@@ -49,7 +49,12 @@ def run_checks(project: str | None = None) -> list[Check]:
                 Check(
                     name="project",
                     status="ok",
-                    detail=f"{brain.project.root} (session {brain.session_id})",
+                    detail=f"{brain.project.root} "
+                    + (
+                        f"(session {brain.session_id})"
+                        if brain.session_id
+                        else "(no brain yet: created on the first write)"
+                    ),
                 )
             )
             status = brain.status()
