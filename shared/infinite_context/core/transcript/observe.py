@@ -67,6 +67,26 @@ def _trim(text: str, max_tokens: int) -> str:
     return text[:lo].rstrip() + " …"
 
 
+def _failure(text: str, max_tokens: int) -> str:
+    """A failed result within ``max_tokens``: whole when it fits, else its first line (what ran)
+    and as many of its last lines as fit (the error, its location, the summary come last)."""
+    if count_tokens(text[: max_tokens * 8 + 1]) <= max_tokens:
+        return text
+    lines = [ln for ln in _lines(text) if ln.strip()]
+    head = _clip(lines[0], 200)
+    budget = max_tokens - count_tokens(head) - 6  # the gap line and _trim's margin
+    tail: list[str] = []
+    for line in reversed(lines[1:]):
+        clipped = _clip(line, 2 * LINE_CHARS)
+        cost = count_tokens(clipped) + 1
+        if cost > budget:
+            break
+        tail.insert(0, clipped)
+        budget -= cost
+    skipped = len(lines) - 1 - len(tail)
+    return "\n".join([head, *([f"… ({skipped} lines)"] if skipped else []), *tail])
+
+
 def _error_lines(text: str) -> list[str]:
     """Lines with a failure in them, in order, found in one scan of the whole text (a search
     per line costs ~10x more on long outputs)."""
@@ -285,8 +305,8 @@ def build_observation(
     inp = _redacted(tool_input) if isinstance(tool_input, dict) else {}
     result_text = redact(result_text)
     extra = _redacted(extra) if isinstance(extra, dict) else None
-    if is_error:  # errors verbatim, up to the cap
-        body = f"{tool_name} failed: {result_text.strip()}"
+    if is_error:  # errors verbatim, up to the cap; past it, the first line and the tail
+        body = _failure(f"{tool_name} failed: {result_text.strip()}", max_tokens)
     else:
         builder = BUILDERS.get(tool_name) or _generic(tool_name)
         try:
