@@ -68,13 +68,14 @@ def _trim(text: str, max_tokens: int) -> str:
 
 
 def _failure(text: str, max_tokens: int) -> str:
-    """A failed result within ``max_tokens``: whole when it fits, else its first line (what ran)
+    """A failed result within ``max_tokens``: whole when it fits, else its first line (what ran),
+    the first failure lines of the part left out (often the cause; a third of the budget at most)
     and as many of its last lines as fit (the error, its location, the summary come last)."""
     if count_tokens(text[: max_tokens * 8 + 1]) <= max_tokens:
         return text
     lines = [ln for ln in _lines(text) if ln.strip()]
     head = _clip(lines[0], 200)
-    budget = max_tokens - count_tokens(head) - 6  # the gap line and _trim's margin
+    budget = max_tokens - count_tokens(head) - 12  # the gap lines and _trim's margin
     tail: list[str] = []
     for line in reversed(lines[1:]):
         clipped = _clip(line, 2 * LINE_CHARS)
@@ -83,8 +84,20 @@ def _failure(text: str, max_tokens: int) -> str:
             break
         tail.insert(0, clipped)
         budget -= cost
+    middle = "\n".join(lines[1 : len(lines) - len(tail)])
+    causes: list[str] = []
+    room = (max_tokens - count_tokens(head)) // 3
+    for line in dict.fromkeys(_error_lines(middle)):  # a repeated failure once
+        cost = count_tokens(line) + 1
+        if cost > room:
+            break
+        causes.append(line)
+        room -= cost
+    while causes and tail and count_tokens("\n".join(causes)) + len(causes) > budget:
+        budget += count_tokens(tail.pop(0)) + 1  # the tail gives way to the first causes
     skipped = len(lines) - 1 - len(tail)
-    return "\n".join([head, *([f"… ({skipped} lines)"] if skipped else []), *tail])
+    gap = [f"… ({skipped} lines; failures among them:)", *causes, "…"] if causes else [f"… ({skipped} lines)"]
+    return "\n".join([head, *(gap if skipped else []), *tail])
 
 
 def _error_lines(text: str) -> list[str]:
