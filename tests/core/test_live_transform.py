@@ -240,8 +240,12 @@ def test_cache_breakpoint_moves_only_onto_user_blocks() -> None:
     assert sent[0]["content"][0]["cache_control"] == {"type": "ephemeral", "ttl": "1h"}  # the client's own
     assert sent[1] == body(False)["messages"][1]  # the assistant turn untouched
     assert sent[2]["content"][0]["content"] == big  # unread: whole
-    # a breakpoint the client put on an assistant block after the result: nothing moves
-    prefilled = body(True)
+    # a breakpoint the client put on the assistant block before it (its TTL may be longer than
+    # the moved one's), or on one after the result: nothing moves
+    raw = orjson.dumps(body(True))
+    out, stats = LiveTransformer().transform_body(raw)
+    assert not stats.cache_moved and out is raw
+    prefilled = body(False)
     prefilled["messages"].append(
         {
             "role": "assistant",

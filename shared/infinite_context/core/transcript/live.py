@@ -116,6 +116,7 @@ class LiveTransformer:
     decisions: dict[str, Observation] = field(default_factory=dict)
     _unknown: set[str] = field(default_factory=set)  # looked up once, not in the store
     _tokens: dict[str, int] = field(default_factory=dict)
+    _rendered: dict[str, tuple[str, int]] = field(default_factory=dict)  # replacement, its tokens
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     # ---- the request path ---------------------------------------------------------------------
@@ -175,15 +176,20 @@ class LiveTransformer:
             if decision is None or decision.source == WHOLE or r.message == last:
                 stats.tokens_after += r.tokens
                 continue
-            new = replacement_text(decision, decision.original_tokens)
+            new, tokens = self._rendered.get(r.tid) or self._render(decision)
             stats.replaced += 1
-            stats.tokens_after += fast_count(new)
+            stats.tokens_after += tokens
             r.block["content"] = _content_like(r.block.get("content"), new)
             changed = True
         fresh = next((r for r in results if r.message == last and self._seen_once(r)), None)
         if fresh is not None and _move_cache_breakpoint(messages, fresh.block):
             stats.cache_moved = changed = True
         return changed
+
+    def _render(self, decision: Observation) -> tuple[str, int]:
+        text = replacement_text(decision, decision.original_tokens)
+        self._rendered[decision.tool_use_id] = (text, fast_count(text))
+        return self._rendered[decision.tool_use_id]
 
     def _seen_once(self, r: _Result) -> bool:
         """Replaced once the model has read it: bigger than the whole recent budget, and of a
@@ -361,16 +367,21 @@ def _move_cache_breakpoint(messages: list[Any], block: dict[str, Any]) -> bool:
     if any(role != "user" and "cache_control" in b for role, b in after):
         return False
     marked = [b for _role, b in after if _markers(b)]
-    target = next(
+    at = next(
         (
-            b
-            for role, b in reversed(flat[:start])
-            if role == "user" and b.get("type") in _CACHEABLE and (b.get("type") != "text" or b.get("text"))
+            i
+            for i in range(start - 1, -1, -1)
+            if flat[i][0] == "user"
+            and flat[i][1].get("type") in _CACHEABLE
+            and (flat[i][1].get("type") != "text" or flat[i][1].get("text"))
         ),
         None,
     )
-    if not marked or target is None:
+    # a breakpoint between (on an assistant block) stays last before the moved one: its TTL may
+    # be longer, and a longer TTL may not follow a shorter one
+    if not marked or at is None or any(_markers(b) for _role, b in flat[at + 1 : start]):
         return False
+    target = flat[at][1]
     marker = _markers(marked[0])[0]
     for b in marked:
         b.pop("cache_control", None)
