@@ -285,3 +285,42 @@ def test_failed_results_past_the_cap_keep_their_first_line_and_tail() -> None:
     assert replaced.startswith(MARKER) and "$ pytest -q" in replaced
     assert replaced.rstrip().endswith("1 failed, 400 passed") and "AssertionError: boom" in replaced
     assert len(replaced) < len(text) / 5
+
+
+def test_a_cold_cache_sweeps_for_free() -> None:
+    """No request of a conversation for the cache's lifetime: the next one is written whole
+    anyway, so every undecided result is decided then, whatever the epoch threshold."""
+    results = "output line that matters a little\n" * 60  # ~400 tokens each: far below an epoch
+    messages: list[dict[str, Any]] = [{"role": "user", "content": [{"type": "text", "text": "go"}]}]
+    for i in range(5):
+        messages.append(
+            {
+                "role": "assistant",
+                "content": [{"type": "tool_use", "id": f"t{i}", "name": "Bash", "input": {}}],
+            }
+        )
+        messages.append(
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"t{i}", "content": results}]}
+        )
+    now = [1000.0]
+
+    def body(n: int, ttl: str | None = None) -> bytes:
+        marker: dict[str, Any] = {"type": "ephemeral", **({"ttl": ttl} if ttl else {})}
+        sent = [*messages[: 2 * n + 1]]
+        sent[-1] = {**sent[-1], "content": [{**sent[-1]["content"][0], "cache_control": marker}]}
+        return orjson.dumps({"metadata": {"user_id": "u"}, "messages": sent})
+
+    for ttl, gap, swept in ((None, 60, False), (None, 301, True), ("1h", 301, False), ("1h", 3601, True)):
+        t = LiveTransformer(clock=lambda: now[0])
+        t.transform_body(body(4, ttl))
+        now[0] += gap
+        out, stats = t.transform_body(body(5, ttl))
+        assert stats.sweep is swept, (ttl, gap)
+        assert out.count(MARKER.encode()) == (3 if swept else 0)  # the newest two stay whole
+    # count_tokens does not warm the cache: it neither starts nor refreshes the clock
+    t = LiveTransformer(clock=lambda: now[0])
+    t.transform_body(body(3))
+    now[0] += 200
+    t.transform_body(body(4), caches=False)
+    now[0] += 200
+    assert t.transform_body(body(5))[1].sweep

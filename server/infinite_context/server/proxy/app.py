@@ -167,7 +167,7 @@ class ProxyApp:
         if method != "POST" or path not in TRANSFORMED or not body:
             return body
         try:
-            out, stats = self.transformer.transform_body(body)
+            out, stats = self.transformer.transform_body(body, caches=path == "/v1/messages")
         except Exception as exc:  # fail open: the original goes, one line says why
             self.figures.failed_open += 1
             log.warning("transform failed, forwarding the original body: %s", type(exc).__name__)

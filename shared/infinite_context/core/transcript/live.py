@@ -20,6 +20,8 @@ results each turn would turn every cache read into a cache write. So:
   Being replaced next turn, it is not worth writing to the prompt cache (1.25x the input price,
   never read back): the request that brings it moves the client's last cache breakpoint to the
   user block just before it, so it is billed once as plain input and the part before it is cached.
+* **Cold cache.** The first request after the provider's cache has expired (no request of that
+  conversation for its TTL, 5 minutes or 1 hour) is written whole anyway: it sweeps then, free.
 * Only the ``content`` of ``tool_result`` blocks in user messages changes, and at most where the
   ``cache_control`` markers of user blocks sit (never more markers than the client sent):
   assistant messages (thinking blocks and signatures), ``system`` and ``tools`` are never touched,
@@ -32,6 +34,7 @@ Every replaced result starts with the one-line pointer to ``expand``. Originals 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import threading
 import time
 from collections.abc import Callable
@@ -71,6 +74,8 @@ class LiveOptions:
     #: an epoch also starts when the request passes this share of the window
     epoch_share: float = 0.5
     window: int = 200_000
+    #: sweep every undecided result on the first request after the provider's cache expired
+    cold_sweep: bool = True
     #: results below this many tokens are kept whole (a pointer line would cost about as much)
     min_tokens: int = 80
     #: failed results up to this many tokens are kept verbatim
@@ -118,26 +123,34 @@ class LiveTransformer:
     _tokens: dict[str, int] = field(default_factory=dict)
     _rendered: dict[str, tuple[str, int]] = field(default_factory=dict)  # replacement, its tokens
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    #: when each conversation last sent a request that warmed the cache (monotonic seconds)
+    _warmed: dict[bytes, float] = field(default_factory=dict)
+    clock: Callable[[], float] = time.monotonic
 
     # ---- the request path ---------------------------------------------------------------------
-    def transform_body(self, raw: bytes) -> tuple[bytes, LiveStats]:
+    def transform_body(self, raw: bytes, *, caches: bool = True) -> tuple[bytes, LiveStats]:
         """The body to forward. Raises on a body that is not JSON (the caller forwards the
-        original: fail open); returns ``raw`` itself when nothing changes."""
+        original: fail open); returns ``raw`` itself when nothing changes. ``caches``: the request
+        reads and writes the provider's prompt cache (``/v1/messages``; not ``count_tokens``)."""
         started = time.perf_counter()
         body = orjson.loads(raw)
         stats = LiveStats()
         if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
             return raw, stats
         with self._lock:
-            changed = self.transform_messages(body["messages"], stats, size=len(raw))
+            cold = self._cold(body, raw) if caches else False
+            changed = self.transform_messages(body["messages"], stats, size=len(raw), cold=cold)
         stats.changed = changed
         out = orjson.dumps(body) if changed else raw
         stats.elapsed_ms = (time.perf_counter() - started) * 1000
         return out, stats
 
-    def transform_messages(self, messages: list[Any], stats: LiveStats, size: int | None = None) -> bool:
+    def transform_messages(
+        self, messages: list[Any], stats: LiveStats, size: int | None = None, cold: bool = False
+    ) -> bool:
         """Rewrite tool results in place (the list is the caller's parsed copy); True if changed.
-        ``size``: the body's length in bytes, when known (the window-share trigger)."""
+        ``size``: the body's length in bytes, when known (the window-share trigger); ``cold``: the
+        provider's cache of this conversation has expired (a sweep costs no extra write)."""
         results = self._results(messages)
         stats.results = len(results)
         if not results:
@@ -160,6 +173,7 @@ class LiveTransformer:
                 and self._estimate(messages, size, results) >= self._share_limit()
             )
             or any(r.message != before for r in seen)  # not free (e.g. a restart): sweep too
+            or (cold and open_tokens >= self.options.min_tokens)
         ):
             stats.epoch = stats.sweep = True
             self._epoch(pending, stats)
@@ -286,6 +300,24 @@ class LiveTransformer:
         )
 
     # ---- helpers ------------------------------------------------------------------------------
+    def _cold(self, body: dict[str, Any], raw: bytes) -> bool:
+        """True when this conversation's previous cached request is older than the cache lifetime
+        its breakpoints ask for (5 minutes, or 1 hour with ``"ttl":"1h"``): everything is written
+        again anyway, so a sweep now is free. Conversations are told apart by the client's
+        metadata and the first message."""
+        if not self.options.cold_sweep or not body["messages"]:
+            return False
+        key = hashlib.blake2b(
+            orjson.dumps([body.get("metadata"), body["messages"][0]]), digest_size=16
+        ).digest()
+        now = self.clock()
+        then = self._warmed.pop(key, None)
+        self._warmed[key] = now  # newest last: the oldest go first when there are too many
+        while len(self._warmed) > 512:
+            del self._warmed[next(iter(self._warmed))]
+        ttl = 3600.0 if b'"ttl":"1h"' in raw else 300.0
+        return then is not None and now - then > ttl
+
     def _load(self, ids: list[str]) -> None:
         if not ids or self.lookup is None:
             self._unknown.update(ids)
