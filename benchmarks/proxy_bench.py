@@ -380,7 +380,7 @@ def run(quick: bool = False) -> None:
 def _span(values: list[float], unit: str = "%") -> str:
     if not values:
         return "-"
-    shown = [f"{v:.2f}x" if unit == "x" else f"{v:.0%}" for v in values]
+    shown = [f"{v:.3f}x" if unit == "x" else f"{v:.1%}" for v in values]  # a goal row: no rounding up
     return ", ".join(shown)
 
 

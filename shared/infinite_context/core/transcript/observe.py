@@ -191,9 +191,22 @@ def _bash(inp: dict[str, Any], text: str, extra: dict[str, Any]) -> str:
         more = f"(+{len(errors) - 4} earlier) " if len(errors) > 4 else ""
         out.append("errors: " + more + " | ".join(errors[-4:]))
     paths = [p for p in paths_in(output) if not p.startswith("/") or p.count("/") > 1]
+    listing = ""
     if paths and len(paths) * 3 >= len(lines):  # a listing: git status, ls, find
-        out.append("paths: " + _listing(paths, 700))
-    tail = _tail(lines, 5 if errors or status.startswith("exit") else 3)
+        listing = _listing(paths, 700)
+        out.append("paths: " + listing)
+    # the last lines, less what is said above already (the failure lines, listed paths)
+    said = set(errors[-4:])
+    tail = [
+        ln
+        for ln in _tail(lines, 5 if errors or status.startswith("exit") else 3)
+        if ln not in said
+        and not (
+            (named := paths_in(ln))
+            and all(p in listing for p in named)
+            and len(ln) < 2 * len(" ".join(named)) + 16
+        )
+    ]
     if tail:
         out.append("last: " + " | ".join(tail))
     return "\n".join(out)
