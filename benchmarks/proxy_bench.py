@@ -226,6 +226,21 @@ def quality(bodies: list[bytes], originals: list[bytes]) -> tuple[int, int, int,
     return found, named, rewritten, errors
 
 
+def unread_replaced(raw: bytes) -> tuple[int, int]:
+    """(replaced, all) tool results in a request's last user message: the model has not read them
+    yet, so none may be replaced."""
+    messages = orjson.loads(raw)["messages"]
+    last = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=-1)
+    if last < 0 or not isinstance(messages[last].get("content"), list):
+        return 0, 0
+    texts = [
+        content_text(b.get("content"))
+        for b in messages[last]["content"]
+        if isinstance(b, dict) and b.get("type") == "tool_result"
+    ]
+    return sum(t.startswith(MARKER) for t in texts), len(texts)
+
+
 _LISTED = re.compile(r"^(?:[MADRCU?!]{1,2}\s+|modified:\s+|new file:\s+|deleted:\s+)?(.+?)(?::\d+[:-].*)?$")
 
 
@@ -265,6 +280,7 @@ def run(quick: bool = False) -> None:
     goals: dict[str, list[Any]] = {"last": [], "sum": [], "cost": [], "stable": [], "strict": [], "under": []}
     paths = [0, 0]
     errors = [0, 0]
+    unread = [0, 0]
     largest: bytes = b""
     with (
         upstream() as (up_url, seen),
@@ -285,6 +301,10 @@ def run(quick: bool = False) -> None:
             paths[1] += named
             errors[0] += rewritten
             errors[1] += errs
+            for body in sent:
+                replaced, results = unread_replaced(body)
+                unread[0] += replaced
+                unread[1] += results
             n = len(bodies)
             long = before["last_tool"] > 50_000  # the sessions that near or pass the window
             last_cut = 1 - after["last_tool"] / max(before["last_tool"], 1)
@@ -373,6 +393,7 @@ def run(quick: bool = False) -> None:
             ("proxy memory (RSS after the replay)", "-", f"{memory:.0f} MB"),
             ("paths kept in replaced results", ">= 90%", f"{paths[0] / max(paths[1], 1):.0%} of {paths[1]}"),
             ("failed results <= cap rewritten", "0", f"{errors[0]} of {errors[1]}"),
+            ("unread results replaced (last user message)", "0", f"{unread[0]} of {unread[1]}"),
         ],
     )
 
