@@ -180,6 +180,7 @@ def test_messages_and_count_tokens_are_transformed(proxy: tuple[str, Path], upst
     assert again["messages"] == sent["messages"]
     status = httpx2.get(url + "/_infinite_context/status").json()
     assert status["tokens_after"] < status["tokens_before"] and status["epochs"] >= 1
+    assert status["seen_once"] >= 0 and status["cache_moves"] >= 0  # added beside the fields above
 
 
 def test_malformed_body_goes_untouched(proxy: tuple[str, Path], upstream: Upstream) -> None:

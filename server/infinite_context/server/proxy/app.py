@@ -67,6 +67,8 @@ class ProxyFigures:
     failed_open: int = 0
     upstream_errors: int = 0
     epochs: int = 0
+    seen_once: int = 0  # results replaced on the request after the model first read them
+    cache_moves: int = 0  # requests whose last cache breakpoint moved before a result sent once
     tokens_before: int = 0  # tool-result tokens received, summed over requests
     tokens_after: int = 0  # tool-result tokens forwarded
     last_before: int = 0  # the last transformed request's tool-result tokens
@@ -76,6 +78,8 @@ class ProxyFigures:
     def record(self, stats: LiveStats) -> None:
         self.transformed += 1
         self.epochs += stats.epoch
+        self.seen_once += stats.seen_once
+        self.cache_moves += stats.cache_moved
         self.tokens_before += stats.tokens_before
         self.tokens_after += stats.tokens_after
         self.last_before, self.last_after = stats.tokens_before, stats.tokens_after
@@ -163,7 +167,7 @@ class ProxyApp:
         if method != "POST" or path not in TRANSFORMED or not body:
             return body
         try:
-            out, stats = self.transformer.transform_body(body)
+            out, stats = self.transformer.transform_body(body, caches=path == "/v1/messages")
         except Exception as exc:  # fail open: the original goes, one line says why
             self.figures.failed_open += 1
             log.warning("transform failed, forwarding the original body: %s", type(exc).__name__)
@@ -171,8 +175,10 @@ class ProxyApp:
         self.figures.record(stats)
         if stats.epoch:
             log.info(
-                "epoch: %d results decided; tool-result tokens %d -> %d",
+                "epoch: %d results decided (%d read once, sweep: %s); tool-result tokens %d -> %d",
                 stats.decided,
+                stats.seen_once,
+                stats.sweep,
                 stats.tokens_before,
                 stats.tokens_after,
             )

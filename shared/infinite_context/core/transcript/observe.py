@@ -67,6 +67,39 @@ def _trim(text: str, max_tokens: int) -> str:
     return text[:lo].rstrip() + " …"
 
 
+def _failure(text: str, max_tokens: int) -> str:
+    """A failed result within ``max_tokens``: whole when it fits, else its first line (what ran),
+    the first failure lines of the part left out (often the cause; a third of the budget at most)
+    and as many of its last lines as fit (the error, its location, the summary come last)."""
+    if count_tokens(text[: max_tokens * 8 + 1]) <= max_tokens:
+        return text
+    lines = [ln for ln in _lines(text) if ln.strip()]
+    head = _clip(lines[0], 200)
+    budget = max_tokens - count_tokens(head) - 12  # the gap lines and _trim's margin
+    tail: list[str] = []
+    for line in reversed(lines[1:]):
+        clipped = _clip(line, 2 * LINE_CHARS)
+        cost = count_tokens(clipped) + 1
+        if cost > budget:
+            break
+        tail.insert(0, clipped)
+        budget -= cost
+    middle = "\n".join(lines[1 : len(lines) - len(tail)])
+    causes: list[str] = []
+    room = (max_tokens - count_tokens(head)) // 3
+    for line in dict.fromkeys(_error_lines(middle)):  # a repeated failure once
+        cost = count_tokens(line) + 1
+        if cost > room:
+            break
+        causes.append(line)
+        room -= cost
+    while causes and tail and count_tokens("\n".join(causes)) + len(causes) > budget:
+        budget += count_tokens(tail.pop(0)) + 1  # the tail gives way to the first causes
+    skipped = len(lines) - 1 - len(tail)
+    gap = [f"… ({skipped} lines; failures among them:)", *causes, "…"] if causes else [f"… ({skipped} lines)"]
+    return "\n".join([head, *(gap if skipped else []), *tail])
+
+
 def _error_lines(text: str) -> list[str]:
     """Lines with a failure in them, in order, found in one scan of the whole text (a search
     per line costs ~10x more on long outputs)."""
@@ -158,9 +191,22 @@ def _bash(inp: dict[str, Any], text: str, extra: dict[str, Any]) -> str:
         more = f"(+{len(errors) - 4} earlier) " if len(errors) > 4 else ""
         out.append("errors: " + more + " | ".join(errors[-4:]))
     paths = [p for p in paths_in(output) if not p.startswith("/") or p.count("/") > 1]
+    listing = ""
     if paths and len(paths) * 3 >= len(lines):  # a listing: git status, ls, find
-        out.append("paths: " + _listing(paths, 700))
-    tail = _tail(lines, 5 if errors or status.startswith("exit") else 3)
+        listing = _listing(paths, 700)
+        out.append("paths: " + listing)
+    # the last lines, less what is said above already (the failure lines, listed paths)
+    said = set(errors[-4:])
+    tail = [
+        ln
+        for ln in _tail(lines, 5 if errors or status.startswith("exit") else 3)
+        if ln not in said
+        and not (
+            (named := paths_in(ln))
+            and all(p in listing for p in named)
+            and len(ln) < 2 * len(" ".join(named)) + 16
+        )
+    ]
     if tail:
         out.append("last: " + " | ".join(tail))
     return "\n".join(out)
@@ -285,8 +331,8 @@ def build_observation(
     inp = _redacted(tool_input) if isinstance(tool_input, dict) else {}
     result_text = redact(result_text)
     extra = _redacted(extra) if isinstance(extra, dict) else None
-    if is_error:  # errors verbatim, up to the cap
-        body = f"{tool_name} failed: {result_text.strip()}"
+    if is_error:  # errors verbatim, up to the cap; past it, the first line and the tail
+        body = _failure(f"{tool_name} failed: {result_text.strip()}", max_tokens)
     else:
         builder = BUILDERS.get(tool_name) or _generic(tool_name)
         try:
