@@ -27,7 +27,7 @@ def _env_int(name: str, default: int) -> int:
 
 def live_options(settings: Settings | None) -> LiveOptions:
     """Options from Settings plus ``INFINITE_CONTEXT_PROXY_EPOCH_TOKENS`` / ``..._KEEP_RECENT`` /
-    ``..._WINDOW``."""
+    ``..._KEEP_RECENT_TOKENS`` / ``..._WINDOW``."""
     base = LiveOptions()
     keep_tools: frozenset[str] = frozenset()
     max_tokens = base.max_tokens
@@ -38,6 +38,7 @@ def live_options(settings: Settings | None) -> LiveOptions:
         window = settings.context_window or window
     return LiveOptions(
         keep_recent=_env_int("INFINITE_CONTEXT_PROXY_KEEP_RECENT", base.keep_recent),
+        keep_recent_tokens=_env_int("INFINITE_CONTEXT_PROXY_KEEP_RECENT_TOKENS", base.keep_recent_tokens),
         epoch_tokens=_env_int("INFINITE_CONTEXT_PROXY_EPOCH_TOKENS", base.epoch_tokens),
         window=_env_int("INFINITE_CONTEXT_PROXY_WINDOW", window),
         max_tokens=max_tokens,
