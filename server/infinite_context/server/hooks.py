@@ -4,11 +4,14 @@ A hook must never break the user's session: every handler exits 0, logs its own 
 stderr as JSON lines, and writes nothing to stdout but the JSON Claude Code documents for that
 event. Each handler parses the payload and makes one core call.
 
-PostToolUse, Stop and SessionEnd are deferred (``spool``): the hook queues the payload and
-returns in milliseconds, and one detached worker runs the handler below, so Claude Code never
-waits on a merge and never cancels one when a ``-p`` run ends. Stop writes the hand-off after
-every answer (it ran in every real run; SessionEnd does not when Claude Code exits early);
-SessionEnd and PreCompact stay, and the transcript cursor makes the repeats cost nothing.
+With ``install claude-code --hooks mcp`` (what ``auto`` picks for Claude Code 2.1.118+),
+PostToolUse and Stop do not come here: they are ``mcp_tool`` calls to the running MCP server
+(``mcp/hook_calls.py``). As commands, PostToolUse, Stop and SessionEnd are deferred (``spool``):
+the hook queues the payload and returns in milliseconds, and one detached worker runs the handler
+below, so Claude Code never waits on a merge and never cancels one when a ``-p`` run ends.
+Stop writes the hand-off after every answer (it ran in every real run; SessionEnd does not
+when Claude Code exits early); SessionEnd and PreCompact stay, and the transcript cursor makes
+the repeats cost nothing.
 SessionStart first lets queued hand-offs finish, so the session after ``/clear`` sees the one
 before it. When the queue cannot be written, the deferred handler runs inline (the fallback).
 

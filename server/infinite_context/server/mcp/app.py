@@ -79,6 +79,7 @@ class BrainHolder:
         self._jobs: queue.SimpleQueue[tuple[Callable[[ProjectBrain], None], str]] | None = None
         self._pending = 0
         self._idle = threading.Condition(self._lock)
+        self._closing = False
 
     def get(self) -> ProjectBrain:
         with self._lock:
@@ -111,10 +112,13 @@ class BrainHolder:
             job, label = self._jobs.get()
             try:
                 job(self.get())
-            except InfiniteContextError as exc:
-                log.error("%s: %s", label, exc.message, extra={"fix": exc.fix, "code": exc.code})
-            except Exception:
-                log.exception("%s failed", label)
+            except Exception as exc:
+                if self._closing:  # the store closed under it: the next hand-off redoes it
+                    log.info("%s left unfinished: the server stopped", label)
+                elif isinstance(exc, InfiniteContextError):
+                    log.error("%s: %s", label, exc.message, extra={"fix": exc.fix, "code": exc.code})
+                else:
+                    log.exception("%s failed", label)
             finally:
                 with self._lock:
                     self._pending -= 1
@@ -123,6 +127,7 @@ class BrainHolder:
 
     def close(self, wait: float = LATER_WAIT_SECONDS) -> None:
         with self._lock:
+            self._closing = True
             if self._pending:
                 self._idle.wait_for(lambda: not self._pending, wait)
             if self._brain is not None:
