@@ -47,13 +47,10 @@ def client_name(ctx: Context[Any, Any] | None) -> str | None:
         return None
 
 
-def _reply(text: str, data: Any) -> CallToolResult:
-    if isinstance(data, BaseModel):
-        structured = data.model_dump(mode="json")
-    else:
-        structured = json.loads(json.dumps(data, default=lambda m: m.model_dump(mode="json")))
-    if not isinstance(structured, dict):
-        structured = {"items": structured}
+def _reply(text: str, data: BaseModel | dict[str, Any]) -> CallToolResult:
+    """``data`` is a model, or a dict already made of JSON values (``lean`` items, dumped models):
+    used as it is (a JSON round trip of a 10-item reply cost ~0.05 ms a call)."""
+    structured = data.model_dump(mode="json") if isinstance(data, BaseModel) else data
     return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=structured)
 
 
