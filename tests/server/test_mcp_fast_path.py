@@ -119,3 +119,12 @@ def test_pipe_streams_keep_stray_output_off_the_wire_and_restore_the_descriptors
         "",
     ]
     assert b"stray print" in out.stderr and b"stray child" in out.stderr
+
+
+async def test_a_bad_setting_still_answers_initialize_and_names_itself_on_the_first_call(
+    project_dir: Path, store_url: str
+) -> None:
+    async with mcp_session(project_dir, store_url, INFINITE_CONTEXT_RESUME_TOKENS="lots") as s:
+        for name in ("recall", "status"):  # the warm-up failed; each call reports the setting
+            bad = await s.call_tool(name, {})
+            assert bad.is_error and "resume_tokens" in text_of(bad).lower(), text_of(bad)

@@ -28,6 +28,8 @@ def start(holder: BrainHolder) -> threading.Thread:
 
 
 def warm(holder: BrainHolder) -> None:
+    from infinite_context.core.errors import InfiniteContextError
+
     try:
         from infinite_context.core.clock import utcnow
         from infinite_context.core.memory.model import MemoryItem, QueryHit
@@ -40,5 +42,7 @@ def warm(holder: BrainHolder) -> None:
         sample = MemoryItem(content="warm")
         sample.model_dump(mode="json", exclude={"content"})
         QueryHit.model_construct(item=sample, score=0.0, relevance=0.0, retention=0.0)
+    except InfiniteContextError as exc:  # a bad setting, an unusable store: the first call says so
+        log.warning("could not open the brain in the background: %s", exc)
     except Exception:
         log.warning("warming the brain in the background failed", exc_info=True)
