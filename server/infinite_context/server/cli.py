@@ -96,8 +96,8 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     from .stopping import stop_on_signals
 
     def open_brain() -> ProjectBrain:
-        # Not before the server starts reading: `initialize` never waits for settings, the
-        # store or the mergers, and a bad setting becomes a clear tool error.
+        # In the warm-up thread (or the first tool call), never on the way to `initialize`: a
+        # bad setting or an unusable store becomes a clear tool error, not a failed start.
         from infinite_context.core.brain import ProjectBrain
 
         return ProjectBrain.open(settings=_settings(args, budget=args.budget))

@@ -1,8 +1,9 @@
 """The MCP stdio server: each tool parses its arguments and makes one ProjectBrain call.
 
-The brain (settings, the SQLite file) opens in a background thread from process start
-(``warm.start``), while the SDK loads, so ``initialize`` answers about as fast as a bare MCP
-server and the first tool call finds it open; a call that comes earlier opens it itself.
+The brain (settings, the store, the working-memory code) opens in a background thread from
+process start (``warm.start``), while the SDK loads: the first tool call finds it open (a call
+that comes earlier waits for it in a worker thread); ``initialize`` pays only for sharing the
+interpreter meanwhile (~50-80 ms of imports and opening, under the GIL, beside the SDK's ~0.5 s).
 Core errors become tool errors (``is_error``) in ``_call``, the one place they are mapped (anything
 else as a short "internal error", its traceback only in the log). Messages the SDK cannot parse or
 that carry what no tool takes (lone surrogates, deep nesting, Infinity, 64-bit overflow) are
@@ -76,10 +77,10 @@ class Server(MCPServer):
 
     async def run_stdio_async(self) -> None:
         """The SDK's stdio transport with ``guard.relay`` between it and the session: requests
-        the SDK cannot parse, or that carry what no tool takes, get an error reply."""
+        the SDK cannot parse, or that carry what no tool takes, get an error reply. Over pipes
+        the event loop reads and writes the wire itself (``stdio.pipe_streams``)."""
         from contextlib import AsyncExitStack
 
-        import anyio
         from mcp.server.stdio import stdio_server
 
         from .guard import relay, streams
