@@ -4,6 +4,7 @@ as before, with the real MCP client or raw JSON-RPC over real pipes (and a regul
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
@@ -128,3 +129,24 @@ async def test_a_bad_setting_still_answers_initialize_and_names_itself_on_the_fi
         for name in ("recall", "status"):  # the warm-up failed; each call reports the setting
             bad = await s.call_tool(name, {})
             assert bad.is_error and "resume_tokens" in text_of(bad).lower(), text_of(bad)
+
+
+async def test_concurrent_calls_mixing_inline_and_threaded_tools(project_dir: Path, store_url: str) -> None:
+    """Requests sent together: bulk writes and compaction run in worker threads while stores and
+    queries run on the event loop, all on one SQLite connection; every call answers, nothing lost."""
+    async with mcp_session(project_dir, store_url) as s:
+        await s.call_tool("status", {})
+        calls = []
+        for n in range(12):
+            calls.append(s.call_tool("store", {"content": f"inline fact {n} about widgetCache{n}"}))
+            batch = [{"content": f"bulk fact {n}-{k} about ledgerSync{n}"} for k in range(20)]
+            calls.append(s.call_tool("bulk_store", {"items": json.dumps(batch)}))
+            calls.append(s.call_tool("query", {"query": f"widgetCache{n} ledgerSync{n}"}))
+        calls.append(s.call_tool("compact", {}))
+        results = await asyncio.gather(*calls)
+        assert not [text_of(r) for r in results if r.is_error]
+        recalled = await s.call_tool("recall", {})
+        budget = recalled.structured_content["budget"]
+        assert budget["items"] + budget["archived"] == 12 + 12 * 20
+        found = await s.call_tool("query", {"query": "widgetCache7"})
+        assert found.structured_content["items"][0]["item"]["preview"].startswith("inline fact 7")
