@@ -13,9 +13,9 @@ the SDK's own threaded transport.
 from __future__ import annotations
 
 import asyncio
-import fcntl
 import os
 import stat
+import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -24,7 +24,10 @@ LINE_LIMIT = 1 << 30
 
 
 def fast_fds() -> bool:
-    """Whether stdin and stdout are both pipes or sockets (the event loop can poll them)."""
+    """Whether stdin and stdout are both pipes or sockets (the event loop can poll them; not on
+    Windows, where asyncio's pipe transports do not take standard handles)."""
+    if sys.platform == "win32":
+        return False
     try:
         return all(stat.S_ISFIFO(m) or stat.S_ISSOCK(m) for m in (os.fstat(0).st_mode, os.fstat(1).st_mode))
     except OSError:
@@ -71,6 +74,8 @@ class LineWriter:
 def _divert(fd: int, flags: int, target: int | None) -> tuple[int, int]:
     """A private close-on-exec copy of ``fd`` for the wire, and ``fd`` pointed at ``target`` (the
     null device when None). Returns (private copy, a copy of the original to restore)."""
+    import fcntl  # POSIX only, as this transport
+
     private = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 3)
     saved = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 3)
     replacement = os.open(os.devnull, flags) if target is None else os.dup(target)
