@@ -8,7 +8,9 @@ one after the other differ by more than most changes; here one client drives bot
 1,000 items, auto-compact on) and alternates every call between them, so both see the same load.
 Per run: ``store`` x150, ``query`` x150 (1-3 common words), ``recall`` x40, p50 in ms; then the
 first ``recall`` right after ``initialize`` and the ``initialize`` round trip (p50 of ``--first``
-fresh servers each, alternating). The table shows the median over runs and the ratio.
+fresh servers each, alternating). Every server gets a new SQLite file, so these starts include
+creating it (a one-time cost on a real machine: ``mcp_bench.cold_start`` reuses one file). The
+table shows the median over runs and the ratio.
 """
 
 from __future__ import annotations
