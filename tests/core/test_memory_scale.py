@@ -21,6 +21,7 @@ from infinite_context.core.memory.scoring import retention
 from infinite_context.core.memory.working import WorkingMemory
 from infinite_context.core.models import utcnow
 from infinite_context.core.storage import Store, open_store
+from infinite_context.core.storage.memory_sqlite import SQLiteMemory
 from infinite_context.core.storage.parts import IndexedItem, IndexTerms
 from infinite_context.core.storage.sqlite_migrations import MIGRATIONS
 from infinite_context.core.text import terms
@@ -173,6 +174,27 @@ def test_queries_do_not_write_access_times_until_flushed(backend: Backend) -> No
     store.memory_flush()
     seen = other.memory_get(wm.session_id, [item.id])[item.id]
     assert seen.access_count == 1 and seen.accessed_at > item.accessed_at
+
+
+def test_a_store_after_queries_writes_their_access_times_in_its_own_transaction(tmp_path: Path) -> None:
+    """One SQLite transaction per store: the access times buffered by earlier queries go into the
+    store's own transaction (not a flush transaction before it), and another connection sees both."""
+    url = f"sqlite:///{tmp_path / 'brain.db'}"
+    store, other = open_store(load_settings(store_url=url)), open_store(load_settings(store_url=url))
+    wm = memory(store)
+    first, _ = wm.store_item(content="the redis cluster needs hash tags")
+    wm.query("redis cluster")
+    statements: list[str] = []
+    db = next(p for p in vars(store).values() if isinstance(p, SQLiteMemory)).db
+    db.conn.set_trace_callback(statements.append)
+    second, _ = wm.store_item(content="the deploy needs a new token")
+    db.conn.set_trace_callback(None)
+    assert [s for s in statements if s.startswith(("BEGIN", "COMMIT"))] == ["BEGIN IMMEDIATE", "COMMIT"]
+    found = other.memory_get(wm.session_id, [first.id, second.id])
+    assert found[first.id].access_count == 1 and found[first.id].accessed_at > first.accessed_at
+    assert second.id in found
+    store.memory_flush()  # nothing left to write: no transaction
+    assert other.memory_get(wm.session_id, [first.id])[first.id].access_count == 1
 
 
 def test_auto_compaction_with_many_bulk_stores_loses_nothing(backend: Backend) -> None:

@@ -91,17 +91,22 @@ def _console() -> Console:
 
 
 def cmd_mcp(args: argparse.Namespace) -> int:
-    from .mcp.app import build_server
+    from .mcp import warm
+    from .mcp.holder import BrainHolder
     from .stopping import stop_on_signals
 
     def open_brain() -> ProjectBrain:
-        # On the first tool call, not at start: `initialize` answers without loading settings,
-        # the store or the mergers, and a bad setting becomes a clear tool error.
+        # In the warm-up thread (or the first tool call), never on the way to `initialize`: a
+        # bad setting or an unusable store becomes a clear tool error, not a failed start.
         from infinite_context.core.brain import ProjectBrain
 
         return ProjectBrain.open(settings=_settings(args, budget=args.budget))
 
-    app, holder = build_server(open_brain)
+    holder = BrainHolder(open_brain)
+    warm.start(holder)  # opens the brain while the MCP SDK imports (~0.5 s)
+    from .mcp.app import build_server
+
+    app = build_server(holder)
     # SIGINT / SIGTERM (Claude Code's way to stop it): release the session lock and leave.
     with stop_on_signals(holder.close, "mcp server"):
         try:

@@ -1,7 +1,9 @@
 """The MCP stdio server: each tool parses its arguments and makes one ProjectBrain call.
 
-The brain (and the SQLite file) opens on the first call, not at start-up: Claude Code spawns
-this server for every session, so ``initialize`` must answer as fast as a bare MCP server.
+The brain (settings, the store, the working-memory code) opens in a background thread from
+process start (``warm.start``), while the SDK loads: the first tool call finds it open (a call
+that comes earlier waits for it in a worker thread); ``initialize`` pays only for sharing the
+interpreter meanwhile (~50-80 ms of imports and opening, under the GIL, beside the SDK's ~0.5 s).
 Core errors become tool errors (``is_error``) in ``_call``, the one place they are mapped (anything
 else as a short "internal error", its traceback only in the log). Messages the SDK cannot parse or
 that carry what no tool takes (lone surrogates, deep nesting, Infinity, 64-bit overflow) are
@@ -11,14 +13,13 @@ answered with a JSON-RPC error by ``guard.relay`` before the SDK sees them.
 from __future__ import annotations
 
 import logging
-import threading
-import time
 from collections.abc import Callable
 from functools import partial
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+import anyio
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from mcp.types import CallToolResult, TextContent
@@ -45,97 +46,20 @@ from .. import package_version, text
 from ..hook_tool import HOOK_TOOL
 from . import hook_calls
 from .hints import DESTRUCTIVE, READ_ONLY
+from .holder import BrainHolder
 from .memory_tools import register as register_memory_tools
-from .warm import install as install_warm_up
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 if TYPE_CHECKING:  # the brain (settings, store, mergers) loads on the first call, not at start
-    import queue
-
     from infinite_context.core.brain import ProjectBrain
     from infinite_context.core.memory.working import WorkingMemory
 SERVER_NAME = "infinite-context"
-#: how long stopping waits for hook work queued by ``BrainHolder.later``: an observation takes
-#: milliseconds; a Stop hand-off still running is left (Claude Code waits for its MCP servers
-#: to exit, and the SessionEnd hook redoes the hand-off from the transcript cursor)
-LATER_WAIT_SECONDS = 0.1
 
 
 def _instructions() -> str:
     return resources.files(__package__).joinpath("instructions.md").read_text(encoding="utf-8")
-
-
-class BrainHolder:
-    """Opens the brain once, on first use; keeps the advisory session lock fresh."""
-
-    def __init__(self, factory: Callable[[], ProjectBrain]) -> None:
-        self._factory = factory
-        self._brain: ProjectBrain | None = None
-        self._lock = threading.Lock()
-        self._owner = ""  # set with the brain: default_owner lives in the brain module
-        self._claimed_at = 0.0
-        self._jobs: queue.SimpleQueue[tuple[Callable[[ProjectBrain], None], str]] | None = None
-        self._pending = 0
-        self._idle = threading.Condition(self._lock)
-        self._closing = False
-
-    def get(self) -> ProjectBrain:
-        with self._lock:
-            if self._brain is None:
-                from infinite_context.core.brain import default_owner
-
-                self._brain = self._factory()
-                self._owner = default_owner("mcp")
-            brain = self._brain
-            if time.monotonic() - self._claimed_at > brain.settings.lock_ttl_seconds / 3:
-                self._claimed_at = time.monotonic()
-                brain.claim(self._owner)
-        return brain
-
-    def later(self, job: Callable[[ProjectBrain], None], label: str) -> None:
-        """Run ``job`` on the brain after the current call has answered, one job at a time, in
-        order; a failure is logged. ``close`` lets queued jobs finish first (briefly)."""
-        with self._lock:
-            if self._jobs is None:
-                import queue
-
-                self._jobs = queue.SimpleQueue()
-                threading.Thread(target=self._work, name="ic-later", daemon=True).start()
-            self._pending += 1
-            self._jobs.put((job, label))
-
-    def _work(self) -> None:
-        assert self._jobs is not None
-        while True:
-            job, label = self._jobs.get()
-            try:
-                job(self.get())
-            except Exception as exc:
-                if self._closing:  # the store closed under it: the next hand-off redoes it
-                    log.info("%s left unfinished: the server stopped", label)
-                elif isinstance(exc, InfiniteContextError):
-                    log.error("%s: %s", label, exc.message, extra={"fix": exc.fix, "code": exc.code})
-                else:
-                    log.exception("%s failed", label)
-            finally:
-                with self._lock:
-                    self._pending -= 1
-                    if not self._pending:
-                        self._idle.notify_all()
-
-    def close(self, wait: float = LATER_WAIT_SECONDS) -> None:
-        with self._lock:
-            self._closing = True
-            if self._pending:
-                self._idle.wait_for(lambda: not self._pending, wait)
-            if self._brain is not None:
-                try:
-                    self._brain.release(self._owner)
-                finally:
-                    self._brain.close()
-                self._brain = None
 
 
 class Server(MCPServer):
@@ -160,13 +84,20 @@ class Server(MCPServer):
 
     async def run_stdio_async(self) -> None:
         """The SDK's stdio transport with ``guard.relay`` between it and the session: requests
-        the SDK cannot parse, or that carry what no tool takes, get an error reply."""
-        import anyio
+        the SDK cannot parse, or that carry what no tool takes, get an error reply. Over pipes
+        the event loop reads and writes the wire itself (``stdio.pipe_streams``)."""
+        from contextlib import AsyncExitStack
+
         from mcp.server.stdio import stdio_server
 
         from .guard import relay, streams
+        from .stdio import fast_fds, pipe_streams
 
-        async with stdio_server() as (read_stream, write_stream):
+        async with AsyncExitStack() as stack:
+            wire: tuple[Any, Any] = (None, None)  # None: the SDK's own (threaded) transport
+            if fast_fds():
+                wire = await stack.enter_async_context(pipe_streams())
+            read_stream, write_stream = await stack.enter_async_context(stdio_server(*wire))
             sink, checked = streams()
             async with anyio.create_task_group() as tg:
                 tg.start_soon(relay, read_stream, sink, write_stream)
@@ -184,8 +115,9 @@ def _reply(summary: str, model: BaseModel | list[BaseModel]) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=summary)], structured_content=structured)
 
 
-def build_server(factory: Callable[[], ProjectBrain]) -> tuple[MCPServer, BrainHolder]:
-    holder = BrainHolder(factory)
+def build_server(holder: BrainHolder) -> MCPServer:
+    """The server, its tools calling the brain that ``holder`` opens (``warm.start`` may have
+    begun opening it already)."""
     app = Server(SERVER_NAME, version=package_version(), instructions=_instructions())
     app.holder = holder
 
@@ -201,32 +133,40 @@ def build_server(factory: Callable[[], ProjectBrain]) -> tuple[MCPServer, BrainH
                 "report it; other tools still work"
             ) from None
 
-    def _memory(fn: Callable[[WorkingMemory], T], client: str | None = None) -> T:
-        return _call(lambda b: fn(b.memory(client)))
+    async def _run(fn: Callable[[ProjectBrain], T], inline: bool = True) -> T:
+        """``_call`` on the event loop when the brain is open and the tool's work is bounded (a
+        worker thread costs ~0.1 ms a call); in a worker thread while the brain is still opening
+        (the loop keeps reading) and for tools that may take long (a merge, a compaction, files)."""
+        if inline and holder.ready:
+            return _call(fn)
+        return await anyio.to_thread.run_sync(_call, fn)
+
+    async def _memory(fn: Callable[[WorkingMemory], T], client: str | None = None, inline: bool = True) -> T:
+        return await _run(lambda b: fn(b.memory(client)), inline)
 
     register_memory_tools(app, _memory)
-    install_warm_up(app, holder)  # opens the brain in the background after the handshake
 
     @app.tool(
         description="Merge what happened into the project brain (a new version; stored at once). "
         "Write short labelled lines: Current task:, In progress:, Done:, Next steps:, Blockers:, "
         "Decided:, Question:, Files:."
     )
-    def checkpoint(
+    async def checkpoint(
         context: ContextText,
         token_count: TokenCount | None = None,
     ) -> CallToolResult:
-        result = _call(lambda b: b.checkpoint(context, token_count))
+        # in a worker thread: the merge may call an LLM
+        result = await _run(lambda b: b.checkpoint(context, token_count), inline=False)
         return _reply(text.checkpoint_text(result), result)
 
     @app.tool(
         description="Load the project brain as Markdown. Call at session start and after /clear.",
         annotations=READ_ONLY,
     )
-    def resume(
+    async def resume(
         max_tokens: MaxTokens | None = None,
     ) -> CallToolResult:
-        result = _call(lambda b: b.resume(max_tokens))
+        result = await _run(lambda b: b.resume(max_tokens))
         warnings = "".join(f"\n\nWarning: {w}" for w in result.warnings)
         # Claude Code shows the model the structured content when there is one: keep it the
         # same answer as the text (within max_tokens), not the whole state beside it.
@@ -241,37 +181,37 @@ def build_server(factory: Callable[[], ProjectBrain]) -> tuple[MCPServer, BrainH
         )
 
     @app.tool(description="Version, size, merger and history of the project brain.", annotations=READ_ONLY)
-    def status() -> CallToolResult:
-        result = _call(lambda b: b.status())
+    async def status() -> CallToolResult:
+        result = await _run(lambda b: b.status())
         return _reply(text.status_text(result), result)
 
     @app.tool(
         description="Restore an earlier version (written as a new version; history is kept).",
         annotations=DESTRUCTIVE,
     )
-    def rollback(
+    async def rollback(
         steps: Steps | None = None,
         version: Version | None = None,
     ) -> CallToolResult:
-        result = _call(lambda b: b.rollback(steps=steps, version=version))
+        result = await _run(lambda b: b.rollback(steps=steps, version=version))
         return _reply(text.rollback_text(result), result)
 
     @app.tool(description="List the versions kept in history, newest first.", annotations=READ_ONLY)
-    def history(
+    async def history(
         limit: HistoryLimit = HISTORY_LIMIT_DEFAULT,
     ) -> CallToolResult:
-        result = _call(lambda b: b.history(limit))
+        result = await _run(lambda b: b.history(limit))
         return _reply(text.history_text(result), result)  # type: ignore[arg-type]
 
     @app.tool(
         description="What changed between two versions (field by field and as a unified diff).",
         annotations=READ_ONLY,
     )
-    def diff(
+    async def diff(
         from_version: FromVersion,
         to_version: ToVersion,
     ) -> CallToolResult:
-        result = _call(lambda b: b.diff(from_version, to_version))
+        result = await _run(lambda b: b.diff(from_version, to_version))
         return _reply(text.diff_text(result), result)
 
     @app.tool(
@@ -349,7 +289,7 @@ def build_server(factory: Callable[[], ProjectBrain]) -> tuple[MCPServer, BrainH
             raise ResourceError(str(exc)) from None
         return state.model_dump_json(indent=2) if state is not None else "null"
 
-    return app, holder
+    return app
 
 
 def _transcript_root(brain: ProjectBrain) -> Path:

@@ -31,7 +31,7 @@ from ..hook_tool import payload_of
 if TYPE_CHECKING:
     from infinite_context.core.brain import ProjectBrain
 
-    from .app import BrainHolder
+    from .holder import BrainHolder
 
 log = logging.getLogger(__name__)
 

@@ -1,10 +1,11 @@
 """Working-memory MCP tools, with the seed compactor's names and meaning. Each parses its
-arguments and makes one WorkingMemory call; errors are mapped by the server's ``call``."""
+arguments and makes one WorkingMemory call; errors are mapped by the server's ``call``, which
+runs bounded work on the event loop and compaction, bulk writes and exports in a worker thread."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Annotated, Any
 
 from mcp.server.mcpserver import Context, MCPServer
@@ -34,7 +35,7 @@ from infinite_context.core.params import (
 from ..text import compaction_text, memory_line
 from .hints import DESTRUCTIVE, READ_ONLY
 
-Call = Callable[..., Any]  # (fn(WorkingMemory), client name=None) -> fn's result
+Call = Callable[..., Awaitable[Any]]  # await call(fn(WorkingMemory), client name=None, inline=True)
 
 
 def client_name(ctx: Context[Any, Any] | None) -> str | None:
@@ -46,13 +47,10 @@ def client_name(ctx: Context[Any, Any] | None) -> str | None:
         return None
 
 
-def _reply(text: str, data: Any) -> CallToolResult:
-    if isinstance(data, BaseModel):
-        structured = data.model_dump(mode="json")
-    else:
-        structured = json.loads(json.dumps(data, default=lambda m: m.model_dump(mode="json")))
-    if not isinstance(structured, dict):
-        structured = {"items": structured}
+def _reply(text: str, data: BaseModel | dict[str, Any]) -> CallToolResult:
+    """``data`` is a model, or a dict already made of JSON values (``lean`` items, dumped models):
+    used as it is (a JSON round trip of a 10-item reply cost ~0.05 ms a call)."""
+    structured = data.model_dump(mode="json") if isinstance(data, BaseModel) else data
     return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=structured)
 
 
@@ -85,10 +83,10 @@ def register(app: MCPServer, call: Call) -> None:
         description="Call first: working-memory budget status and the items most worth keeping in mind.",
         annotations=READ_ONLY,
     )
-    def recall(
+    async def recall(
         limit: SearchLimit = 10, full: Full = False, ctx: Context[Any, Any] | None = None
     ) -> CallToolResult:
-        result = call(lambda m: m.recall(limit), client_name(ctx))
+        result = await call(lambda m: m.recall(limit), client_name(ctx))
         b = result.budget
         head = (
             f"Budget: {b.used:,}/{b.budget:,} tokens ({b.percent}%), {b.items} items, "
@@ -103,7 +101,7 @@ def register(app: MCPServer, call: Call) -> None:
         return _reply(f"{head}\n{body}{compaction_text(result.compaction)}", structured)
 
     @app.tool(name="store", description="Remember something (error, decision, code, note). Durable at once.")
-    def store(
+    async def store(
         content: MemoryContent,
         summary: Summary | None = None,
         tags: Tags | None = None,
@@ -111,7 +109,7 @@ def register(app: MCPServer, call: Call) -> None:
         pinned: Annotated[bool, Field(description="Never compacted away.")] = False,
         ctx: Context[Any, Any] | None = None,
     ) -> CallToolResult:
-        item, report = call(
+        item, report = await call(
             lambda m: m.store_item(
                 content=content, summary=summary, tags=tags, importance=importance, pinned=pinned
             ),
@@ -127,14 +125,14 @@ def register(app: MCPServer, call: Call) -> None:
         description="Search working memory (BM25 on words and tags, with the retention score).",
         annotations=READ_ONLY,
     )
-    def query(
+    async def query(
         query: MemoryQuery = "",
         limit: SearchLimit = 10,
         tags: Annotated[Tags | None, Field(description="Only items carrying all of these tags.")] = None,
         archived: Annotated[bool, Field(description="Search the archive instead.")] = False,
         full: Full = False,
     ) -> CallToolResult:
-        hits: list[QueryHit] = call(lambda m: m.query(query, limit, tags, archived))
+        hits: list[QueryHit] = await call(lambda m: m.query(query, limit, tags, archived))
         text = _lines([h.item for h in hits], full, [h.score for h in hits]) or "No match."
         found = [
             {"item": lean(h.item, full), "score": h.score, "relevance": h.relevance, "retention": h.retention}
@@ -145,14 +143,14 @@ def register(app: MCPServer, call: Call) -> None:
     @app.tool(
         name="compact", description="Compact working memory now (summaries, dedup, eviction to the archive)."
     )
-    def compact(
+    async def compact(
         target: CompactTarget | None = None,
     ) -> CallToolResult:
-        report: CompactionReport = call(lambda m: m.compact(target))
+        report: CompactionReport = await call(lambda m: m.compact(target), inline=False)
         return _reply(compaction_text(report).strip() + f" ({report.duration_ms:.0f} ms)", report)
 
     @app.tool(name="update", description="Change an item; restore=true brings an archived item back whole.")
-    def update(
+    async def update(
         id: MemoryId,
         content: MemoryContent | None = None,
         summary: Summary | None = None,
@@ -160,17 +158,17 @@ def register(app: MCPServer, call: Call) -> None:
         importance: Importance | None = None,
         restore: bool = False,
     ) -> CallToolResult:
-        item = call(lambda m: m.update(id, content, summary, tags, importance, restore))
+        item = await call(lambda m: m.update(id, content, summary, tags, importance, restore))
         return _reply(f"Updated {memory_line(item)}", lean(item))
 
     @app.tool(name="pin", description="Pin an item: compaction never touches it.")
-    def pin(id: MemoryId) -> CallToolResult:
-        item = call(lambda m: m.set_pinned(id, True))
+    async def pin(id: MemoryId) -> CallToolResult:
+        item = await call(lambda m: m.set_pinned(id, True))
         return _reply(f"Pinned {item.id}.", lean(item))
 
     @app.tool(name="unpin", description="Unpin an item.")
-    def unpin(id: MemoryId) -> CallToolResult:
-        item = call(lambda m: m.set_pinned(id, False))
+    async def unpin(id: MemoryId) -> CallToolResult:
+        item = await call(lambda m: m.set_pinned(id, False))
         return _reply(f"Unpinned {item.id}.", lean(item))
 
     @app.tool(
@@ -178,18 +176,18 @@ def register(app: MCPServer, call: Call) -> None:
         description="Delete an item for good (the only real delete; compaction archives).",
         annotations=DESTRUCTIVE,
     )
-    def forget(id: MemoryId) -> CallToolResult:
-        call(lambda m: m.forget(id))
+    async def forget(id: MemoryId) -> CallToolResult:
+        await call(lambda m: m.forget(id))
         return _reply(f"Forgot {id}.", {"forgotten": id})
 
     @app.tool(name="list", description="Items, newest first, a page at a time.", annotations=READ_ONLY)
-    def list_items(
+    async def list_items(
         offset: PageOffset = 0,
         limit: PageLimit = 20,
         archived: bool = False,
         full: Full = False,
     ) -> CallToolResult:
-        items = call(lambda m: m.list_items(offset, limit, archived))
+        items = await call(lambda m: m.list_items(offset, limit, archived))
         return _reply(_lines(items, full) or "No items.", {"items": [lean(i, full) for i in items]})
 
     @app.tool(
@@ -198,11 +196,11 @@ def register(app: MCPServer, call: Call) -> None:
         "{content, summary?, tags?, importance?, pinned?, id?}. "
         "An existing id is refused unless replace=true.",
     )
-    def bulk_store(
+    async def bulk_store(
         items: Annotated[str, Field(description="A JSON array of objects.")],
         replace: Annotated[bool, Field(description="Replace items whose id already exists.")] = False,
     ) -> CallToolResult:
-        built, report = call(lambda m: m.bulk_store(_json_array(items), replace))
+        built, report = await call(lambda m: m.bulk_store(_json_array(items), replace), inline=False)
         return _reply(
             f"Stored {len(built)} items.{compaction_text(report)}", {"items": [lean(i) for i in built]}
         )
@@ -212,19 +210,19 @@ def register(app: MCPServer, call: Call) -> None:
         description="Every item (archive included) as JSON; summaries_only for a short version.",
         annotations=READ_ONLY,
     )
-    def export(summaries_only: bool = False) -> CallToolResult:
-        data = call(lambda m: m.export(summaries_only))
+    async def export(summaries_only: bool = False) -> CallToolResult:
+        data = await call(lambda m: m.export(summaries_only), inline=False)
         return _reply(json.dumps(data, indent=1), {"items": data})
 
     @app.tool(
         name="configure", description="Set the working-memory budget, auto-compaction and its threshold."
     )
-    def configure(
+    async def configure(
         budget: MemoryBudget | None = None,
         auto_compact: bool | None = None,
         threshold: Threshold | None = None,
     ) -> CallToolResult:
-        config = call(lambda m: m.configure(budget, auto_compact, threshold))
+        config = await call(lambda m: m.configure(budget, auto_compact, threshold))
         return _reply(
             f"Budget {config.budget:,} tokens; auto-compact {'on' if config.auto_compact else 'off'} at "
             f"{config.threshold:.0%} down to {config.target:.0%}.",

@@ -1,52 +1,48 @@
-"""Warm the brain in the background right after the MCP handshake (issue 19).
+"""Open the brain in the background from process start (issue 19).
 
-``initialize`` still answers as fast as a bare server (nothing is opened before it); as soon as
-the client confirms with ``notifications/initialized``, a daemon thread opens the brain and the
-store, imports the working-memory code and runs one read of each kind a tool makes, so the
-first tool call finds everything loaded instead of paying ~70 ms for it. Warming only reads: a
-project's id file is written on the first write, as before. A failure is logged and ignored:
-the first call then opens the brain itself and reports any error.
+A client sends its first tool call right after ``initialize``; opening the brain then (core
+imports, settings, the store, the working-memory code) made that call wait ~70 ms. ``start``
+runs it in a daemon thread begun before the MCP SDK is even imported, so it overlaps the SDK's
+~0.5 s import and is done by the time ``initialize`` is answered. Warming only reads: a project's
+id file is written on the first write, as before. A failure is logged and ignored: the first call
+then opens the brain itself and reports any error. Nothing here imports the SDK (a second thread
+importing what the main thread is importing would only wait for it).
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-from typing import TYPE_CHECKING, Any
-
-from mcp import types
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from mcp.server.mcpserver import MCPServer
-
-    from .app import BrainHolder
+    from .holder import BrainHolder
 
 log = logging.getLogger(__name__)
 
 
-def install(app: MCPServer, holder: BrainHolder) -> None:
-    async def on_initialized(_ctx: Any, _params: Any) -> None:
-        threading.Thread(target=warm, args=(holder,), name="ic-warm", daemon=True).start()
-
-    app._lowlevel_server.add_notification_handler(
-        "notifications/initialized", types.NotificationParams, on_initialized
-    )
+def start(holder: BrainHolder) -> threading.Thread:
+    thread = threading.Thread(target=warm, args=(holder,), name="ic-warm", daemon=True)
+    thread.start()
+    return thread
 
 
 def warm(holder: BrainHolder) -> None:
+    from infinite_context.core.errors import InfiniteContextError
+
     try:
         from infinite_context.core.clock import utcnow
         from infinite_context.core.memory.model import MemoryItem, QueryHit
         from infinite_context.core.memory.ranking import top_by_retention
-
-        from .memory_tools import lean
 
         memory = holder.get().memory()
         memory.budget_status()
         top_by_retention(memory.store, memory.session_id, 1, utcnow())
         memory.store.memory_search(memory.session_id, ["warm"], 1, False)
         sample = MemoryItem(content="warm")
-        lean(sample)
+        sample.model_dump(mode="json", exclude={"content"})
         QueryHit.model_construct(item=sample, score=0.0, relevance=0.0, retention=0.0)
+    except InfiniteContextError as exc:  # a bad setting, an unusable store: the first call says so
+        log.warning("could not open the brain in the background: %s", exc)
     except Exception:
         log.warning("warming the brain in the background failed", exc_info=True)

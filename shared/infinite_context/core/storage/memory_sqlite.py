@@ -3,6 +3,7 @@
 BM25 is computed by storage/search.py from this session's statistics only, exactly as on Redis.
 
 Usage (``memory_usage``) is one row kept by triggers in the same transaction as each write;
+buffered access times go into the next write's own transaction (one transaction per store);
 ``memory_ranked`` walks the ``rank`` and ``accessed_at`` indexes for ``recall``; access
 bookkeeping is buffered (touches.py) and written as two columns, never as the item's JSON.
 """
@@ -129,8 +130,10 @@ class SQLiteMemory:
 
     # ---- writes -------------------------------------------------------------------------------
     def memory_put(self, session_id: str, items: list[IndexedItem]) -> None:
-        self.touches.flush()
+        touched = self.touches.pending()  # written first, in this same transaction
         with self.db.write_txn() as conn:
+            for touched_session, touched_items in touched.items():
+                self._touch_rows(conn, touched_session, touched_items)
             sno = self._sno(session_id, conn)
             for item, terms in items:
                 body, tags = Counter(terms.body), Counter(terms.tags)
@@ -169,6 +172,7 @@ class SQLiteMemory:
                     "INSERT INTO memory_postings(sno, term, rid, body_tf, tag_tf) VALUES (?, ?, ?, ?, ?)",
                     [(sno, t, rid, body.get(t, 0), tags.get(t, 0)) for t in set(body) | set(tags)],
                 )
+        self.touches.written(touched)
 
     def memory_update(self, session_id: str, items: list[MemoryItem]) -> None:
         with self.db.write_txn() as conn:
@@ -194,17 +198,23 @@ class SQLiteMemory:
 
     def _write_touches(self, session_id: str, items: list[MemoryItem]) -> None:
         with self.db.write_txn() as conn:
-            conn.executemany(
-                "UPDATE memory_items SET accessed_at = MAX(accessed_at, ?), "
-                "access_count = MAX(access_count, ?), rank = ? WHERE session_id = ? AND id = ?",
-                [(micros(i.accessed_at), i.access_count, rank_key(i), session_id, i.id) for i in items],
-            )
+            self._touch_rows(conn, session_id, items)
+
+    @staticmethod
+    def _touch_rows(conn: sqlite3.Connection, session_id: str, items: list[MemoryItem]) -> None:
+        conn.executemany(
+            "UPDATE memory_items SET accessed_at = MAX(accessed_at, ?), "
+            "access_count = MAX(access_count, ?), rank = ? WHERE session_id = ? AND id = ?",
+            [(micros(i.accessed_at), i.access_count, rank_key(i), session_id, i.id) for i in items],
+        )
 
     def memory_delete(self, session_id: str, ids: list[str]) -> int:
-        self.touches.flush()
         self.touches.forget(session_id, ids)
+        touched = self.touches.pending()
         deleted = 0
         with self.db.write_txn() as conn:
+            for touched_session, touched_items in touched.items():
+                self._touch_rows(conn, touched_session, touched_items)
             for item_id in ids:
                 row = conn.execute(
                     "SELECT rid FROM memory_items WHERE session_id = ? AND id = ?", (session_id, item_id)
@@ -213,6 +223,7 @@ class SQLiteMemory:
                     conn.execute("DELETE FROM memory_postings WHERE rid = ?", (row[0],))
                     conn.execute("DELETE FROM memory_items WHERE rid = ?", (row[0],))
                     deleted += 1
+        self.touches.written(touched)
         return deleted
 
     # ---- reads --------------------------------------------------------------------------------

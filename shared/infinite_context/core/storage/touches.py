@@ -90,24 +90,36 @@ class TouchBuffer:
             for item_id in ids if pending else ():
                 pending.pop(item_id, None)  # type: ignore[union-attr]
 
+    def pending(self) -> dict[str, list[MemoryItem]]:
+        """A snapshot of the buffered touches, to write inside the caller's own write transaction
+        (one transaction per store, not a flush first); ``written`` once it committed. Entries
+        stay visible to ``overlay`` (and to the background flush, which rewrites them harmlessly:
+        the write keeps the larger values) until then."""
+        with self._lock:
+            return {sid: list(items.values()) for sid, items in self._pending.items() if items}
+
+    def written(self, snapshot: dict[str, list[MemoryItem]]) -> None:
+        """Drop the entries of ``snapshot`` (now stored) unless touched again meanwhile."""
+        with self._lock:
+            for session_id, items in snapshot.items():
+                pending = self._pending.get(session_id, {})
+                for item in items:
+                    if pending.get(item.id) is item:
+                        del pending[item.id]
+                if not pending:
+                    self._pending.pop(session_id, None)
+
     def flush(self) -> None:
         """Write every buffered touch now. Entries stay visible to ``overlay`` until written."""
         with self._flush_lock:
             with self._lock:
-                snapshot = {sid: dict(items) for sid, items in self._pending.items() if items}
                 if self._timer is not None:
                     self._timer.cancel()
                     self._timer = None
+            snapshot = self.pending()
             for session_id, items in snapshot.items():
-                self._write(session_id, list(items.values()))
-            with self._lock:
-                for session_id, items in snapshot.items():
-                    pending = self._pending.get(session_id, {})
-                    for item_id, item in items.items():
-                        if pending.get(item_id) is item:
-                            del pending[item_id]
-                    if not pending:
-                        self._pending.pop(session_id, None)
+                self._write(session_id, items)
+            self.written(snapshot)
 
     def _flush_in_background(self) -> None:
         try:

@@ -1,0 +1,122 @@
+"""The stdio wire without worker threads (issue 19): the SDK's ``stdio_server`` reads each line in
+a worker thread (``anyio.wrap_file``) and writes and flushes each reply in two more, ~0.2 ms of
+thread hand-offs per call on these machines. Here the event loop reads and writes the pipes
+itself (asyncio pipe transports); the SDK still parses every line and writes every reply, through
+the streams it accepts in place of its own.
+
+Like the SDK, fd 0 and fd 1 are pointed at the null device and stderr while serving (a stray
+``print`` or a child process cannot corrupt the wire) and restored on exit. Only pipes and sockets
+take this path (what Claude Code and every MCP client give); a terminal or a regular file keeps
+the SDK's own threaded transport.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import stat
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+#: a JSON-RPC message is one line; a line longer than this is an error the SDK's parser reports
+LINE_LIMIT = 1 << 30
+
+
+def fast_fds() -> bool:
+    """Whether stdin and stdout are both pipes or sockets (the event loop can poll them; not on
+    Windows, where asyncio's pipe transports do not take standard handles)."""
+    if sys.platform == "win32":
+        return False
+    try:
+        return all(stat.S_ISFIFO(m) or stat.S_ISSOCK(m) for m in (os.fstat(0).st_mode, os.fstat(1).st_mode))
+    except OSError:
+        return False
+
+
+class LineReader:
+    """``async for line in reader``: the text lines of the wire, as the SDK's transport reads them
+    (UTF-8, undecodable bytes replaced; the SDK's parser reports what is not JSON-RPC)."""
+
+    def __init__(self, reader: asyncio.StreamReader) -> None:
+        self._reader = reader
+
+    def __aiter__(self) -> LineReader:
+        return self
+
+    async def __anext__(self) -> str:
+        try:
+            line = await self._reader.readuntil(b"\n")
+        except asyncio.IncompleteReadError as exc:  # end of input: the last line, if unterminated
+            if not exc.partial:
+                raise StopAsyncIteration from None
+            line = exc.partial
+        except asyncio.LimitOverrunError as exc:  # hand the SDK what it would have read: it reports
+            line = await self._reader.readexactly(exc.consumed)
+        return line.decode("utf-8", errors="replace")
+
+
+class LineWriter:
+    """``await writer.write(text)`` then ``flush()``, as the SDK's transport writes a reply; the
+    write waits only while the client is not reading (the pipe is full)."""
+
+    def __init__(self, writer: asyncio.StreamWriter) -> None:
+        self._writer = writer
+
+    async def write(self, text: str) -> None:
+        self._writer.write(text.encode("utf-8"))
+        await self._writer.drain()
+
+    async def flush(self) -> None:
+        """Nothing buffered here: ``write`` hands the bytes to the pipe."""
+
+
+def _divert(fd: int, flags: int, target: int | None) -> tuple[int, int]:
+    """A private close-on-exec copy of ``fd`` for the wire, and ``fd`` pointed at ``target`` (the
+    null device when None). Returns (private copy, a copy of the original to restore)."""
+    import fcntl  # POSIX only, as this transport
+
+    private = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 3)
+    saved = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 3)
+    replacement = os.open(os.devnull, flags) if target is None else os.dup(target)
+    try:
+        os.dup2(replacement, fd)
+    finally:
+        os.close(replacement)
+    return private, saved
+
+
+@asynccontextmanager
+async def pipe_streams() -> AsyncIterator[tuple[LineReader, LineWriter]]:
+    """The wire as (lines in, replies out) on the running asyncio loop; fd 0 and fd 1 diverted
+    meanwhile and restored after (with their blocking mode: the descriptions may be shared)."""
+    loop = asyncio.get_running_loop()
+    in_fd, in_saved = _divert(0, os.O_RDONLY, None)
+    out_fd, out_saved = _divert(1, os.O_WRONLY, 2)
+    blocking = (os.get_blocking(in_fd), os.get_blocking(out_fd))
+    transports: list[asyncio.BaseTransport] = []
+    try:
+        reader = asyncio.StreamReader(limit=LINE_LIMIT)
+        read_transport, _ = await loop.connect_read_pipe(
+            lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(in_fd, "rb", buffering=0, closefd=False)
+        )
+        transports.append(read_transport)
+        write_transport, protocol = await loop.connect_write_pipe(
+            asyncio.streams.FlowControlMixin, os.fdopen(out_fd, "wb", buffering=0, closefd=False)
+        )
+        transports.append(write_transport)
+        # drain() then waits until the pipe took every byte (the SDK's flush), so nothing is
+        # left in a buffer when the transport closes
+        write_transport.set_write_buffer_limits(high=0)
+        writer = asyncio.StreamWriter(write_transport, protocol, None, loop)
+        yield LineReader(reader), LineWriter(writer)
+    finally:
+        for transport in transports:
+            transport.close()
+        for fd, was_blocking in zip((in_fd, out_fd), blocking, strict=True):
+            os.set_blocking(fd, was_blocking)
+        for fd, saved in ((0, in_saved), (1, out_saved)):
+            os.dup2(saved, fd)
+            os.close(saved)
+        os.close(in_fd)
+        os.close(out_fd)
