@@ -114,7 +114,12 @@ def test_missing_transcript_and_broken_store_are_logged_not_raised(
         **{**session, "transcript_path": str(tmp_path / "nope.jsonl")},
     )
     assert gone.returncode == 0 and gone.stdout == b""
-    log = settle_hooks()  # the queued SessionEnd fails in its worker: logged there, dropped
+    log = settle_hooks()  # a session that wrote no transcript (`claude mcp list`): a quiet no-op
+    assert "no transcript at" in log and '"level":"error"' not in log
+    assert not (Path(session["cwd"]) / ".claude_session_id").exists()  # and it writes nothing
+    bad = hook(store_url, "SessionEnd", reason="other", **{**session, "transcript_path": str(tmp_path)})
+    assert bad.returncode == 0 and bad.stdout == b""
+    log = settle_hooks()  # a folder given as the transcript: an error, logged, dropped
     assert "transcript_path" in log and '"level":"error"' in log
     assert not (Path(session["cwd"]) / ".claude_session_id").exists()  # a failed hook writes nothing
     blocked = tmp_path / "file-not-dir"
