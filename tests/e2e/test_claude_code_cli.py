@@ -123,3 +123,50 @@ def test_install_claude_code_then_the_cli_shows_our_server_connected(
     checks = {c["name"]: c for c in json.loads(doctor.stdout)["checks"]}
     assert checks["claude code mcp"]["status"] == "ok"
     assert checks["claude code hooks"]["status"] == "ok"
+    assert checks["claude code approval"]["status"] == "ok"  # enableAllProjectMcpServers
+
+
+@pytest.mark.claude_cli
+def test_doctor_reads_approval_as_claude_code_does(project_dir: Path, tmp_path: Path) -> None:
+    """Pending, approved (local settings) and declined (Claude Code's config) as `claude mcp list`
+    shows them."""
+    claude = claude_binary()
+    env = claude_env(tmp_path)
+    (tmp_path / "claude-config" / "settings.json").write_text("{}")  # no blanket approval
+    env["INFINITE_CONTEXT_STORE_URL"] = f"sqlite:///{tmp_path / 'brain.db'}"
+    env["PATH"] = f"{Path(PYTHON).parent}{os.pathsep}{env['PATH']}"
+    install_claude_code(project_dir, env, hooks="command")
+
+    def both() -> tuple[str, str]:
+        doctor = subprocess.run(
+            [PYTHON, "-m", "infinite_context.server", "--json", "doctor"],
+            cwd=project_dir,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        check = next(c for c in json.loads(doctor.stdout)["checks"] if c["name"] == "claude code approval")
+        return check["status"], mcp_list_line(claude, project_dir, env)
+
+    status, line = both()
+    assert status == "warn" and "Pending approval" in line, line
+    # local settings alone do not approve an untrusted folder
+    local = project_dir / ".claude" / "settings.local.json"
+    local.write_text(json.dumps({"enabledMcpjsonServers": ["infinite-context"]}))
+    status, line = both()
+    assert status == "warn" and "Pending approval" in line, line
+    config = tmp_path / "claude-config" / ".claude.json"
+
+    def project_entry(**fields: object) -> None:
+        data = json.loads(config.read_text()) if config.exists() else {}
+        data.setdefault("projects", {})[str(project_dir.resolve())] = fields
+        config.write_text(json.dumps(data))
+
+    project_entry(hasTrustDialogAccepted=True)  # answered Claude Code's prompt: now they count
+    status, line = both()
+    assert status == "ok" and "Connected" in line, line
+    local.unlink()
+    project_entry(hasTrustDialogAccepted=True, disabledMcpjsonServers=["infinite-context"])
+    status, line = both()
+    assert status == "fail" and "Pending" not in line and "Connected" not in line, line

@@ -458,3 +458,43 @@ def hook_transport(chosen: str, version: tuple[int, ...] | None) -> tuple[HookTr
     if version >= MIN_CLAUDE_CODE:
         return "mcp", f"mcp_tool hooks for PostToolUse and Stop (Claude Code {have})"
     return "command", f"command hooks (Claude Code {have} predates mcp_tool hooks, {need})"
+
+
+def project_server_approval(project: Path, claude_config_dir: Path | None = None) -> str:
+    """Whether Claude Code will start the project-scope (``.mcp.json``) server here: approved,
+    rejected or pending (Claude Code asks on its next interactive start; until then neither our
+    tools nor the ``mcp_tool`` hooks run). As Claude Code 2.1.x decides it: declined in this
+    project's entry of ``<config>.json`` (``disabledMcpjsonServers``) -> rejected; approved by the
+    user settings (``enableAllProjectMcpServers``, ``enabledMcpjsonServers``), or, once the folder
+    is trusted (``hasTrustDialogAccepted``, set when you answer Claude Code's prompt), by that
+    entry or the project / local settings; else pending."""
+    project = project.expanduser().resolve()
+
+    def approves(data: Any) -> bool:
+        if not isinstance(data, dict):
+            return False
+        enabled = data.get("enabledMcpjsonServers")
+        return data.get("enableAllProjectMcpServers") is True or (
+            isinstance(enabled, list) and SERVER_NAME in enabled
+        )
+
+    def read(path: Path) -> dict[str, Any]:
+        try:
+            return _read_json(path)
+        except InvalidInput:
+            return {}
+
+    entry = read(config_json(claude_config_dir)).get("projects", {}).get(str(project))
+    entry = entry if isinstance(entry, dict) else {}
+    declined = entry.get("disabledMcpjsonServers")
+    if isinstance(declined, list) and SERVER_NAME in declined:
+        return "rejected"
+    if approves(read(_settings_file("user", project, claude_config_dir))):
+        return "approved"
+    if entry.get("hasTrustDialogAccepted") is True and (
+        approves(entry)
+        or approves(read(_settings_file("project", project, claude_config_dir)))
+        or approves(read(_settings_file("local", project, claude_config_dir)))
+    ):
+        return "approved"
+    return "pending"

@@ -136,6 +136,8 @@ def claude_code_checks(folder: Path, settings: Settings) -> list[Check]:
             fix=None if wired.mcp_scopes else install,
         )
     ]
+    if "project" in wired.mcp_scopes:
+        checks.append(_approval_check(folder, settings))
     missing = [event for event, scopes in wired.hook_events.items() if not scopes]
     checks.append(
         Check(
@@ -161,6 +163,32 @@ def claude_code_checks(folder: Path, settings: Settings) -> list[Check]:
         )
     )
     return checks
+
+
+def _approval_check(folder: Path, settings: Settings) -> Check:
+    """A project-scope server runs only once the user approved it in Claude Code."""
+    from .claude_code import project_server_approval
+
+    state = project_server_approval(folder, settings.claude_config_dir)
+    name = "claude code approval"
+    if state == "approved":
+        return Check(name=name, status="ok", detail="the project's .mcp.json server is approved")
+    if state == "rejected":
+        return Check(
+            name=name,
+            status="fail",
+            detail="the project's 'infinite-context' server was declined in Claude Code "
+            "(disabledMcpjsonServers)",
+            fix="enable it in Claude Code's /mcp menu, or install with --scope local",
+        )
+    return Check(
+        name=name,
+        status="warn",
+        detail="Claude Code has not approved the project's .mcp.json server yet (`claude mcp list`: "
+        "Pending approval); until then neither its tools nor its hooks run",
+        fix="start `claude` in this folder and approve 'infinite-context', or add it to "
+        '"enabledMcpjsonServers" in .claude/settings.local.json',
+    )
 
 
 def _mcp_hooks_check(events: list[str], server: bool) -> Check:
