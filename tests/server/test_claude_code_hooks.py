@@ -186,6 +186,7 @@ def test_install_merges_is_idempotent_and_uninstall_restores(
     assert removed.returncode == 0, removed.stderr
     assert json.loads(settings.read_text()) == original_settings
     assert json.loads(mcp.read_text()) == original_mcp
+    assert not list(project_dir.rglob("*.infinite-context.bak"))  # nothing of ours is left behind
 
 
 def test_install_local_and_user_scopes_keep_claude_codes_own_config(

@@ -76,6 +76,8 @@ def test_switching_transports_replaces_our_entries_and_uninstall_removes_both(
     assert check["status"] == "fail" and "2.1.100" in check["detail"] and "--hooks command" in check["fix"]
 
     switched = run(store_url, "--json", "install", "claude-code", "--hooks", "command", cwd=project_dir)
+    backup = settings.with_name("settings.json.infinite-context.bak")
+    assert json.loads(backup.read_text()) == {"hooks": theirs}  # the first backup is kept
     changes = json.loads(switched.stdout)["changes"]
     assert sorted(c.split(" in ")[0] for c in changes) == ["updated hook PostToolUse", "updated hook Stop"]
     hooks = json.loads(settings.read_text())["hooks"]

@@ -17,7 +17,8 @@ environment).
 
 Installing merges with what is there (other servers and hooks stay), is idempotent (a second run
 writes nothing), backs a file up before its first change (``<file>.infinite-context.bak``), and
-writes files atomically. Uninstalling removes only our entries. It never writes through a
+writes files atomically. Uninstalling removes only our entries, and the backups it made in the
+project (the files hold the user's own entries again). It never writes through a
 symlink (a config file or backup that is a link is refused, naming it) and never replaces a
 read-only file (refused: make it writable first).
 
@@ -168,12 +169,14 @@ def _write_new(path: Path, data: bytes, mode: int) -> None:
     os.chmod(path, mode)
 
 
-def _write_json(path: Path, data: dict[str, Any], report: InstallReport) -> None:
+def _write_json(path: Path, data: dict[str, Any], report: InstallReport, *, back_up: bool = True) -> None:
+    """Write ``data`` atomically; before the first change to a file that was there, keep its
+    original as ``<file>.infinite-context.bak`` (a later change keeps that first backup)."""
     check_writable(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     mode = path.lstat().st_mode & 0o777 if path.exists() else 0o644
-    if path.exists():
-        backup = path.with_name(path.name + BACKUP_SUFFIX)
+    backup = path.with_name(path.name + BACKUP_SUFFIX)
+    if back_up and path.exists() and not backup.exists():
         _write_new(backup, path.read_bytes(), mode)
         report.backups.append(str(backup))
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
@@ -250,24 +253,28 @@ def install(
         if changed:
             check_writable(path)  # both refused before either is written
     if changed_mcp:
-        _save(mcp_path, mcp_data, report, keep=mcp_path == config_json(config_dir))
+        _save(mcp_path, mcp_data, report, keep=mcp_path == config_json(config_dir), uninstall=uninstall)
     if changed_hooks:
-        _save(settings_path, settings_data, report)
+        _save(settings_path, settings_data, report, uninstall=uninstall)
     return report
 
 
-def _save(path: Path, data: dict[str, Any], report: InstallReport, keep: bool = False) -> None:
-    """Write ``data``; a file left empty is removed unless ``keep`` (Claude Code's own config)."""
+def _save(
+    path: Path, data: dict[str, Any], report: InstallReport, keep: bool = False, uninstall: bool = False
+) -> None:
+    """Write ``data``; a file left empty is removed unless ``keep`` (Claude Code's own config).
+    Uninstalling leaves no backup behind: the file holds the user's own entries again (and
+    Claude Code's config file keeps its backup, which is outside the project)."""
     if data or keep:
-        _write_json(path, data, report)
-        return
-    # Nothing of the user's is left (we created the file): remove it, keeping a backup.
-    check_writable(path)
+        _write_json(path, data, report, back_up=not uninstall)
+    else:  # nothing of the user's is left (we created the file): remove it
+        check_writable(path)
+        path.unlink()
+        report.changes.append(f"removed {path} (it held only our entries)")
     backup = path.with_name(path.name + BACKUP_SUFFIX)
-    _write_new(backup, path.read_bytes(), path.lstat().st_mode & 0o777)
-    report.backups.append(str(backup))
-    path.unlink()
-    report.changes.append(f"removed {path} (it held only our entries)")
+    if uninstall and not keep and backup.is_file() and not backup.is_symlink():
+        backup.unlink()
+        report.changes.append(f"removed the install backup {backup}")
 
 
 def _update_mcp(
