@@ -19,6 +19,7 @@ from infinite_context.core.storage import open_store
 from infinite_context.server.claude_code import claude_code_version, hook_transport
 from infinite_context.server.hook_tool import HOOK_TOOL, MIN_CLAUDE_CODE
 
+from ..conftest import FIXTURES
 from ..conftest import run_cli as run
 from .test_mcp_e2e import mcp_session, text_of
 
@@ -147,3 +148,27 @@ async def test_the_hidden_hook_tool_stores_observations_and_rejects_bad_calls(
     assert stored["toolu_big"].original_tokens > 100_000 and stored["toolu_big"].tokens < 1_000
     assert stored["toolu_a"].source == "hook" and "3 failed" in stored["toolu_a"].text
     assert "{not json, plain output" in stored["toolu_b"].text
+
+
+async def test_stop_writes_the_hand_off_a_moment_later(
+    project_dir: Path, store_url: str, tmp_path: Path
+) -> None:
+    transcript = tmp_path / "session.jsonl"
+    transcript.write_bytes(
+        (FIXTURES / "claude-reliability" / "coverage-test-fix" / "transcript.jsonl").read_bytes()
+    )
+    stop = {"event": "Stop", "session_id": "s1", "transcript_path": str(transcript), "cwd": str(project_dir)}
+    async with mcp_session(project_dir, store_url) as s:
+        done = await s.call_tool(HOOK_TOOL, stop)
+        assert not done.is_error and text_of(done) == "{}"
+        deadline, version = time.monotonic() + 30, None
+        while not version and time.monotonic() < deadline:  # written about a second later
+            await asyncio.sleep(0.1)
+            status = await s.call_tool("status", {})
+            version = (status.structured_content or {}).get("version")
+        assert version == 1
+        again = await s.call_tool(HOOK_TOOL, stop)  # nothing new in the transcript: no new version
+        assert not again.is_error
+        await asyncio.sleep(1.5)
+        after = await s.call_tool("status", {})
+        assert (after.structured_content or {}).get("version") == 1

@@ -54,9 +54,23 @@ class BrainHolder:
                 brain.claim(self._owner)
         return brain
 
-    def later(self, job: Callable[[ProjectBrain], None], label: str) -> None:
+    def later(self, job: Callable[[ProjectBrain], None], label: str, delay: float = 0.0) -> None:
         """Run ``job`` on the brain after the current call has answered, one job at a time, in
-        order; a failure is logged. ``close`` lets queued jobs finish first (briefly)."""
+        order; a failure is logged. ``close`` lets queued jobs finish first (briefly). With
+        ``delay``, the job is queued that many seconds from now, and dropped if the server stops
+        before (for work another path redoes: the hand-off)."""
+        if delay > 0:
+            timer = threading.Timer(delay, self._queue_unless_closing, (job, label))
+            timer.daemon = True
+            timer.start()
+            return
+        self._queue(job, label)
+
+    def _queue_unless_closing(self, job: Callable[[ProjectBrain], None], label: str) -> None:
+        if not self._closing:
+            self._queue(job, label)
+
+    def _queue(self, job: Callable[[ProjectBrain], None], label: str) -> None:
         with self._lock:
             if self._jobs is None:
                 import queue

@@ -34,6 +34,8 @@ if TYPE_CHECKING:
     from .holder import BrainHolder
 
 log = logging.getLogger(__name__)
+#: seconds between the Stop hook and its hand-off
+STOP_DELAY_SECONDS = 1.0
 
 
 def _run(event: str, payload: dict[str, Any], brain: ProjectBrain) -> None:
@@ -56,5 +58,9 @@ def call(holder: BrainHolder, arguments: dict[str, Any]) -> CallToolResult:
         event, payload = payload_of(arguments)
     except InfiniteContextError as exc:
         raise ToolError(str(exc)) from None
-    holder.later(lambda brain: _run(event, payload, brain), f"hook {event}")
+    # The hand-off waits a moment: when the session is ending (a `-p` run right after its last
+    # answer), it is not started at all (SessionEnd writes it), so Claude Code's exit never
+    # waits for it or shares the CPU with it.
+    delay = STOP_DELAY_SECONDS if event == "Stop" else 0.0
+    holder.later(lambda brain: _run(event, payload, brain), f"hook {event}", delay)
     return CallToolResult(content=[TextContent(type="text", text="{}")])
