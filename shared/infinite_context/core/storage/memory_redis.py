@@ -36,7 +36,8 @@ from typing import Any
 from ..errors import ConflictError
 from ..memory.model import MemoryItem, rank_key
 from . import search
-from .memory_redis_rows import Batch, Meta, Postings, meta_row, parse, posting, vocabulary
+from .memory_redis_rows import Batch, Meta, meta_row, parse, posting, vocabulary
+from .memory_redis_search import Postings, Scripts
 from .parts import IndexedItem, IndexTerms
 from .redis_conn import RedisConnection, text
 from .touches import TouchBuffer, micros
@@ -53,6 +54,7 @@ class RedisMemory:
         self._guard = conn.guard
         self.touches = TouchBuffer(self._write_touches)
         self._checked: set[str] = set()
+        self.scripts = Scripts(conn.client)
 
     def _m(self, session_id: str, name: str) -> str:
         return self.conn.key(session_id, f"mem:{name}")
