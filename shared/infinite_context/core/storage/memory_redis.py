@@ -297,7 +297,7 @@ class RedisMemory:
         self, session_id: str, terms: list[str], limit: int, archived: bool
     ) -> list[tuple[str, float]]:
         self._ready(session_id)
-        return search.search(Postings(self, session_id), terms, limit, archived)
+        return search.search(Postings(self, session_id, archived), terms, limit, archived)
 
     def memory_usage(self, session_id: str) -> tuple[int, int, int, int]:
         self._ready(session_id)

@@ -26,46 +26,85 @@ if TYPE_CHECKING:
 
     from .memory_redis import RedisMemory
 
-#: KEYS: meta, then one posting list per term; ARGV: "1" for archived items ("0": live), then
-#: the index of the last posting to read per term (-1: all). Reply: JSON, per term a list of
-#: [id, body count, tag count, item length]. A posting's score is seq * 65536 + body * 256 +
-#: tag (memory_redis_rows.posting), exact in a double; HMGET runs in chunks (Lua's unpack limit).
-POSTINGS = """
-local lists, ids, seen = {}, {}, {}
-for i = 2, #KEYS do
-  local entries = redis.call('ZREVRANGE', KEYS[i], 0, tonumber(ARGV[i]), 'WITHSCORES')
-  lists[i - 1] = entries
-  for j = 1, #entries, 2 do
-    local id = entries[j]
-    if not seen[id] then seen[id] = true; ids[#ids + 1] = id end
-  end
-end
-local lengths = {}
-for first = 1, #ids, 1000 do
-  local last = math.min(first + 999, #ids)
-  local rows = redis.call('HMGET', KEYS[1], unpack(ids, first, last))
-  for k = first, last do
-    local row = rows[k - first + 1]
-    if row then
-      local dl, archived = string.match(row, '^%S+ (%S+) %S+ (%S+)')
-      if archived == ARGV[1] then lengths[ids[k]] = tonumber(dl) end
+#: ``read(meta key, posting list keys, last index per list (-1: all), "1" archived / "0" live)``:
+#: per list, [id, body count, tag count, item length] of its postings of live (or archived)
+#: items. A posting's score is seq * 65536 + body * 256 + tag (memory_redis_rows.posting),
+#: exact in a double; HMGET runs in chunks (Lua's unpack limit).
+READ = """
+local function read(meta, keys, lasts, want)
+  local lists, ids, seen = {}, {}, {}
+  for i = 1, #keys do
+    local entries = redis.call('ZREVRANGE', keys[i], 0, lasts[i], 'WITHSCORES')
+    lists[i] = entries
+    for j = 1, #entries, 2 do
+      local id = entries[j]
+      if not seen[id] then seen[id] = true; ids[#ids + 1] = id end
     end
   end
-end
-local out = {}
-for t = 1, #lists do
-  local rows, entries = {}, lists[t]
-  for j = 1, #entries, 2 do
-    local dl = lengths[entries[j]]
-    if dl then
-      local score = tonumber(entries[j + 1])
-      rows[#rows + 1] = {entries[j], math.floor(score / 256) % 256, score % 256, dl}
+  local lengths = {}
+  for first = 1, #ids, 1000 do
+    local last = math.min(first + 999, #ids)
+    local rows = redis.call('HMGET', meta, unpack(ids, first, last))
+    for k = first, last do
+      local row = rows[k - first + 1]
+      if row then
+        local dl, archived = string.match(row, '^%S+ (%S+) %S+ (%S+)')
+        if archived == want then lengths[ids[k]] = tonumber(dl) end
+      end
     end
   end
-  out[t] = rows
+  local out = {}
+  for t = 1, #lists do
+    local rows, entries = {}, lists[t]
+    for j = 1, #entries, 2 do
+      local dl = lengths[entries[j]]
+      if dl then
+        local score = tonumber(entries[j + 1])
+        rows[#rows + 1] = {entries[j], math.floor(score / 256) % 256, score % 256, dl}
+      end
+    end
+    out[t] = rows
+  end
+  return out
 end
-return cjson.encode(out)
 """
+
+#: KEYS: stats, meta, then one posting list per query term; ARGV: "1"/"0" (archived or live
+#: items), FULL_READ, MAX_TERMS. Reply: JSON [docs, length, [df per term], {term number:
+#: postings}]. The postings of up to MAX_TERMS of the rarest terms found in at most FULL_READ
+#: items come with the statistics: search.py reads such a term whole, so a query made of rare
+#: words or identifiers costs one round trip instead of two.
+STATISTICS = (
+    READ
+    + """
+local stats = redis.call('HMGET', KEYS[1], 'docs', 'length')
+local cards, small = {}, {}
+for i = 3, #KEYS do
+  local n = redis.call('ZCARD', KEYS[i])
+  cards[i - 2] = n
+  if n > 0 and n <= tonumber(ARGV[2]) then small[#small + 1] = i - 2 end
+end
+table.sort(small, function(a, b) return cards[a] < cards[b] or (cards[a] == cards[b] and a < b) end)
+local keys, lasts, chosen = {}, {}, {}
+for k = 1, math.min(#small, tonumber(ARGV[3])) do
+  keys[k] = KEYS[small[k] + 2]; lasts[k] = -1; chosen[k] = small[k]
+end
+local read_rows, early = read(KEYS[2], keys, lasts, ARGV[1]), {}
+for k = 1, #chosen do early[tostring(chosen[k])] = read_rows[k] end
+return cjson.encode({tonumber(stats[1]) or 0, tonumber(stats[2]) or 0, cards, early})
+"""
+)
+
+#: KEYS: meta, then one posting list per term; ARGV: "1"/"0" (archived or live items), then the
+#: index of the last posting to read per term (-1: all). Reply: JSON, the postings per term.
+POSTINGS = (
+    READ
+    + """
+local keys, lasts = {}, {}
+for i = 2, #KEYS do keys[i - 1] = KEYS[i]; lasts[i - 1] = tonumber(ARGV[i]) end
+return cjson.encode(read(KEYS[1], keys, lasts, ARGV[1]))
+"""
+)
 
 #: KEYS: one posting list per term; ARGV: per term, how many ids follow, then the ids. Reply:
 #: JSON, per term a list of [id, body count, tag count] for the ids found in it.
@@ -93,6 +132,7 @@ class Scripts:
     not know it yet, e.g. after a restart or a failover, gets it loaded by redis-py)."""
 
     def __init__(self, client: Any) -> None:
+        self.statistics: Script = client.register_script(STATISTICS)
         self.postings: Script = client.register_script(POSTINGS)
         self.counts: Script = client.register_script(COUNTS)
 
@@ -104,37 +144,46 @@ def _lists(reply: Any) -> list[Any]:
 
 
 class Postings:
-    """One session's index as storage/search.py reads it."""
+    """One session's index as storage/search.py reads it, for one query on live (or archived)
+    items: the postings read with the statistics are kept for ``postings``."""
 
-    def __init__(self, memory: RedisMemory, session_id: str) -> None:
-        self.memory, self.sid = memory, session_id
+    def __init__(self, memory: RedisMemory, session_id: str, archived: bool) -> None:
+        self.memory, self.sid, self.archived = memory, session_id, archived
+        self.early: dict[str, list[search.Posting]] = {}
 
     def _key(self, name: str) -> str:
         return self.memory._m(self.sid, name)
 
     def statistics(self, terms: list[str]) -> tuple[int, int, dict[str, int]]:
-        m = self.memory
+        keys = [self._key("stats"), self._key("meta"), *(self._key(f"t:{t}") for t in terms)]
+        args: list[str | int] = [self._flag(self.archived), search.FULL_READ, search.MAX_TERMS]
+        reply = self.memory._guard(lambda: self.memory.scripts.statistics(keys=keys, args=args))
+        docs, length, cards, early = orjson.loads(reply)
+        cards = cards if isinstance(cards, list) else []
+        for number, rows in early.items() if isinstance(early, dict) else ():
+            self.early[terms[int(number) - 1]] = _postings(rows)
+        return int(docs), int(length), {t: int(c) for t, c in zip(terms, cards, strict=True)}
 
-        def read() -> list[Any]:
-            pipe = m._client.pipeline(transaction=False)
-            pipe.hmget(self._key("stats"), ["docs", "length"])
-            for term in terms:
-                pipe.zcard(self._key(f"t:{term}"))
-            return list(pipe.execute())
-
-        (docs, length), *cards = m._guard(read)
-        return int(docs or 0), int(length or 0), {t: int(c) for t, c in zip(terms, cards, strict=True)}
+    @staticmethod
+    def _flag(archived: bool) -> str:
+        return "1" if archived else "0"
 
     def postings(self, caps: dict[str, int | None], archived: bool) -> dict[str, list[search.Posting]]:
         found: dict[str, list[search.Posting]] = {t: [] for t in caps}
-        terms = [t for t, cap in caps.items() if cap is None or cap > 0]
+        terms = []
+        for term, cap in caps.items():
+            if cap is None and archived == self.archived and term in self.early:
+                found[term] = self.early[term]  # read whole with the statistics
+            elif cap is None or cap > 0:
+                terms.append(term)
         if not terms:
             return found
         keys = [self._key("meta"), *(self._key(f"t:{t}") for t in terms)]
-        args = ["1" if archived else "0", *(-1 if caps[t] is None else (caps[t] or 0) - 1 for t in terms)]
+        lasts = [-1 if caps[t] is None else (caps[t] or 0) - 1 for t in terms]
+        args: list[str | int] = [self._flag(archived), *lasts]
         reply = self.memory._guard(lambda: self.memory.scripts.postings(keys=keys, args=args))
         for term, rows in zip(terms, _lists(reply), strict=True):
-            found[term] = [(str(i), int(body), int(tag), int(dl)) for i, body, tag, dl in rows]
+            found[term] = _postings(rows)
         return found
 
     def lookup(self, wanted: dict[str, list[str]]) -> dict[str, dict[str, tuple[int, int]]]:
@@ -150,3 +199,9 @@ class Postings:
         for term, rows in zip(terms, _lists(reply), strict=True):
             found[term] = {str(i): (int(body), int(tag)) for i, body, tag in rows}
         return found
+
+
+def _postings(rows: Any) -> list[search.Posting]:
+    if not isinstance(rows, list):  # cjson encodes an empty table as {}
+        return []
+    return [(str(i), int(body), int(tag), int(dl)) for i, body, tag, dl in rows]
