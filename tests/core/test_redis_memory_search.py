@@ -1,0 +1,142 @@
+"""Redis memory search through its Lua scripts (storage/memory_redis_search.py): the same BM25 as
+SQLite when posting lists are capped and items archived, a fixed number of round trips per query
+whatever the number of items, on a plain server and a cluster, and scripts the server forgot
+(restart, failover) loaded again."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from infinite_context.core.config import load_settings
+from infinite_context.core.models import utcnow
+from infinite_context.core.storage import Store, open_store
+from infinite_context.core.storage.search import FULL_READ
+from infinite_context.core.text import terms
+
+from ..conftest import RedisServer
+from .test_memory_scale import memory
+
+# "beta" is in 2 of 5 items: found in more than FULL_READ items (capped, completed by lookup) and
+# still selective; "common" is in every item (near-zero idf); "rareN" words are in a few items.
+QUERIES = ["beta", "common", "beta common", "rare3 beta", "rare7", "gamma beta", "nothing"]
+COUNT = 720
+
+
+def items(count: int = COUNT) -> list[dict[str, Any]]:
+    base = utcnow() - timedelta(hours=6)
+    out: list[dict[str, Any]] = []
+    for n in range(count):
+        words = ["common"] * (1 + n % 3) + [f"rare{n % 40}"] + ["filler"] * (n % 11)
+        if n % 5 in (0, 1):
+            words += ["beta"] * (1 + n % 4)
+        if n % 9 == 0:
+            words.append("gamma")
+        when = (base + timedelta(seconds=n)).isoformat()
+        out.append(
+            {
+                "id": f"it{n:04d}",
+                "content": " ".join(words),
+                "tags": ["beta"] if n % 13 == 0 else None,
+                "created_at": when,
+                "accessed_at": when,
+            }
+        )
+    return out
+
+
+@pytest.fixture(params=["redis", pytest.param("redis-cluster", marks=pytest.mark.slow)])
+def redis_url(request: pytest.FixtureRequest) -> str:
+    fixture = "redis_server" if request.param == "redis" else "redis_cluster"
+    return str(request.getfixturevalue(fixture).url)
+
+
+@pytest.fixture
+def stores(tmp_path: Path, redis_url: str) -> Iterator[tuple[Store, Store]]:
+    sqlite_store = open_store(load_settings(store_url=f"sqlite:///{tmp_path / 'same.db'}"))
+    redis_store = open_store(load_settings(store_url=redis_url))
+    yield sqlite_store, redis_store
+    sqlite_store.close()
+    redis_store.close()
+
+
+def test_capped_terms_and_archived_items_rank_as_on_sqlite(stores: tuple[Store, Store]) -> None:
+    ranked: list[dict[tuple[str, bool], list[tuple[str, float]]]] = []
+    for store in stores:
+        wm = memory(store, f"capped-{uuid.uuid4().hex[:6]}")
+        wm.bulk_store(items())
+        archive = [i for i in store.memory_all(wm.session_id) if int(i.id[2:]) % 3 == 0]
+        store.memory_update(wm.session_id, [i.model_copy(update={"archived": True}) for i in archive])
+        ranked.append(
+            {
+                (q, archived): [
+                    (i, round(s, 9)) for i, s in store.memory_search(wm.session_id, terms(q), 40, archived)
+                ]
+                for q in QUERIES
+                for archived in (False, True)
+            }
+        )
+    on_sqlite, on_redis = ranked
+    assert sum(1 for n in range(COUNT) if n % 5 in (0, 1)) > FULL_READ  # "beta" is capped
+    assert on_sqlite[("beta", False)] and on_sqlite[("beta", True)] and on_sqlite[("nothing", False)] == []
+    assert all(int(i[2:]) % 3 == 0 for i, _ in on_sqlite[("rare7", True)])
+    for key, expected in on_sqlite.items():
+        assert [i for i, _ in on_redis[key]] == [i for i, _ in expected], key
+        assert [s for _, s in on_redis[key]] == pytest.approx([s for _, s in expected], abs=1e-9), key
+
+
+class CountingTrips:
+    """Requests sent to Redis by this process (one per command or per pipeline/script call)."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        from redis.connection import AbstractConnection
+
+        self.count = 0
+        send = AbstractConnection.send_packed_command
+
+        def counting(conn: Any, command: Any, check_health: bool = True) -> None:
+            self.count += 1
+            send(conn, command, check_health)
+
+        monkeypatch.setattr(AbstractConnection, "send_packed_command", counting)
+
+    def during(self, action: Any) -> int:
+        before = self.count
+        action()
+        return self.count - before
+
+
+def test_round_trips_per_query_do_not_grow_with_the_items(
+    redis_server: RedisServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    trips = CountingTrips(monkeypatch)
+    with open_store(load_settings(store_url=redis_server.url)) as store:
+        wm = memory(store)
+        made = items()
+        wm.bulk_store(made[:60])
+        wm.query("warm up")  # the scripts are loaded by the first query
+        small = {q: trips.during(lambda q=q: wm.query(q)) for q in QUERIES}
+        wm.bulk_store(made[60:])
+        large = {q: trips.during(lambda q=q: wm.query(q)) for q in QUERIES}
+    # statistics (with the postings of rare terms), the items; capped terms: postings, lookup
+    assert small["rare7"] == large["rare7"] == 2
+    assert small["nothing"] == large["nothing"] == 1
+    assert all(count <= 4 for count in large.values()), large
+
+
+def test_a_server_that_forgot_the_scripts_loads_them_again(redis_server: RedisServer) -> None:
+    import redis
+
+    with open_store(load_settings(store_url=redis_server.url)) as store:
+        wm = memory(store)
+        wm.bulk_store(items(300))
+        query = terms("beta rare3 common")
+        before = store.memory_search(wm.session_id, query, 30, False)
+        redis.Redis.from_url(redis_server.url).script_flush()  # as after a restart or a failover
+        assert store.memory_search(wm.session_id, query, 30, False) == before
+        assert len(before) == 30
