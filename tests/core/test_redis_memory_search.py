@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from infinite_context.core.config import load_settings
+from infinite_context.core.memory.model import rank_key
 from infinite_context.core.models import utcnow
 from infinite_context.core.storage import Store, open_store
 from infinite_context.core.storage.search import FULL_READ
@@ -140,3 +141,26 @@ def test_a_server_that_forgot_the_scripts_loads_them_again(redis_server: RedisSe
         redis.Redis.from_url(redis_server.url).script_flush()  # as after a restart or a failover
         assert store.memory_search(wm.session_id, query, 30, False) == before
         assert len(before) == 30
+
+
+def test_pages_and_recall_indexes_read_in_one_call_match_the_items(
+    redis_server: RedisServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    trips = CountingTrips(monkeypatch)
+    with open_store(load_settings(store_url=redis_server.url)) as store:
+        wm = memory(store)
+        wm.bulk_store(items(1100))  # the script reads items in chunks of 1,000
+        every = sorted(store.memory_all(wm.session_id), key=lambda i: (i.created_at, i.id), reverse=True)
+        page: list[Any] = store.memory_page(wm.session_id, False, 0, 1)  # loads the script
+        page.clear()
+        assert trips.during(lambda: page.extend(store.memory_page(wm.session_id, False, 0, 1100))) == 1
+        assert [i.id for i in page] == [i.id for i in every]
+        assert store.memory_page(wm.session_id, False, 1090, 20) == every[1090:]
+        ranked = store.memory_ranked(wm.session_id, "rank", 5, 30)
+        assert [i.id for i, _ in ranked] == [
+            i.id
+            for i, _ in sorted(
+                ((i, k) for i in every for k in [rank_key(i)]), key=lambda p: (p[1], p[0].id), reverse=True
+            )[5:35]
+        ]
+        assert [k for _, k in ranked] == [rank_key(i) for i, _ in ranked]

@@ -33,6 +33,8 @@ from collections import Counter
 from functools import partial
 from typing import Any
 
+import orjson
+
 from ..errors import ConflictError
 from ..memory.model import MemoryItem, rank_key
 from . import search
@@ -277,21 +279,30 @@ class RedisMemory:
 
     def memory_page(self, session_id: str, archived: bool, offset: int, limit: int) -> list[MemoryItem]:
         self._ready(session_id)
-        key = self._m(session_id, "archive" if archived else "order")
-        ids = [text(i) for i in self._guard(lambda: self._client.zrevrange(key, offset, offset + limit - 1))]
-        return self._items(session_id, ids)
+        key = "archive" if archived else "order"
+        return [item for item, _ in self._range(session_id, key, offset, limit)]
 
     def memory_ranked(
         self, session_id: str, order: str, offset: int, limit: int
     ) -> list[tuple[MemoryItem, float]]:
         self._ready(session_id)
-        key = self._m(session_id, "rank" if order == "rank" else f"recent:{order}")
-        entries: list[Any] = self._guard(
-            lambda: self._client.zrevrange(key, offset, offset + limit - 1, withscores=True)
-        )
-        keys = {text(entry[0]): float(entry[1]) for entry in entries}
-        items = {i.id: i for i in self._items(session_id, list(keys))}
-        return [(items[i], value) for i, value in keys.items() if i in items]
+        return self._range(session_id, "rank" if order == "rank" else f"recent:{order}", offset, limit)
+
+    def _range(self, session_id: str, index: str, offset: int, limit: int) -> list[tuple[MemoryItem, float]]:
+        """Items ``offset`` .. ``offset + limit - 1`` of a sorted index, highest first, with their
+        index values (one script call: memory_redis_search.RANGE)."""
+        if limit <= 0:
+            return []
+        keys = [self._m(session_id, n) for n in (index, "items", "access")]
+        args = [offset, offset + limit - 1]
+        reply = self._guard(lambda: self.scripts.range(keys=keys, args=args))
+        found: list[tuple[MemoryItem, float]] = []
+        for _, value, raw, access in orjson.loads(reply) or []:
+            item = parse(raw or None, access or None)
+            if item is not None:
+                found.append((item, float(value)))
+        self.touches.overlay(session_id, [item for item, _ in found])
+        return found
 
     def memory_search(
         self, session_id: str, terms: list[str], limit: int, archived: bool
