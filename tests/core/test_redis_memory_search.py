@@ -164,3 +164,49 @@ def test_pages_and_recall_indexes_read_in_one_call_match_the_items(
             )[5:35]
         ]
         assert [k for _, k in ranked] == [rank_key(i) for i, _ in ranked]
+
+
+def test_concurrent_writers_number_items_once_and_keep_the_totals(redis_server: RedisServer) -> None:
+    import threading
+
+    import redis
+
+    session = f"writers-{uuid.uuid4().hex[:6]}"
+    stores = [open_store(load_settings(store_url=redis_server.url)) for _ in range(3)]
+    try:
+        redis.Redis.from_url(redis_server.url).script_flush()  # each writer loads the script itself
+        memories = [memory(store, session) for store in stores]
+        made = items(90)
+
+        def write(n: int) -> None:
+            for start in range(n * 30, n * 30 + 30, 5):
+                memories[n].bulk_store(made[start : start + 5])
+
+        threads = [threading.Thread(target=write, args=(n,)) for n in range(3)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        admin = redis.Redis.from_url(redis_server.url, decode_responses=True)
+        seqs = [int(row.split()[0]) for row in admin.hvals(f"ic:{{{session}}}:mem:meta")]
+        stats = admin.hgetall(f"ic:{{{session}}}:mem:stats")
+        assert sorted(seqs) == list(range(1, 91))  # every item numbered once, none lost
+        assert int(stats["docs"]) == 90 and int(stats["seq"]) == 90
+        assert stores[0].memory_usage(session)[1] == 90
+    finally:
+        for store in stores:
+            store.close()
+
+
+def test_a_store_costs_a_fixed_number_of_round_trips(
+    redis_server: RedisServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    trips = CountingTrips(monkeypatch)
+    with open_store(load_settings(store_url=redis_server.url)) as store:
+        wm = memory(store)
+        wm.bulk_store(items(50))
+        # WATCH, the rows script, MULTI..EXEC (and the memory's configuration)
+        counts = [trips.during(lambda n=n: wm.store_item(content=f"note {n} on redis")) for n in range(3)]
+        wm.bulk_store(items(600)[50:])
+        counts += [trips.during(lambda n=n: wm.store_item(content=f"more {n} on redis")) for n in range(3)]
+    assert max(counts) <= 4, counts

@@ -61,36 +61,26 @@ class RedisMemory:
     def _m(self, session_id: str, name: str) -> str:
         return self.conn.key(session_id, f"mem:{name}")
 
-    def _read_meta(self, sid: str, ids: list[str]) -> dict[str, Meta]:
-        found: dict[str, Meta] = {}
-        for start in range(0, len(ids), READ_CHUNK):
-            chunk = ids[start : start + READ_CHUNK]
-            values = self._guard(partial(self._client.hmget, self._m(sid, "meta"), chunk))
-            found.update((i, Meta(v)) for i, v in zip(chunk, values, strict=True) if v is not None)
-        return found
-
     # ---- writes -------------------------------------------------------------------------------
     def _transaction(self, session_id: str, ids: list[str], queue: Any, with_terms: bool = True) -> None:
-        """Run ``queue(pipe, old_meta, old_terms)`` in a MULTI that fails if ``meta`` changed
-        since the old rows were read (another writer): then read again and retry."""
+        """Run ``queue(pipe, old_meta, old_terms, seq)`` in a MULTI that fails if ``meta`` or
+        ``stats`` changed since the old rows and the last ``seq`` were read (another writer):
+        then read again and retry. The rows are read by one script call (ROWS)."""
         import redis
 
-        meta_key, terms_key = self._m(session_id, "meta"), self._m(session_id, "terms")
+        keys = [self._m(session_id, n) for n in ("meta", "terms", "stats")]
 
         def write() -> None:
             for _ in range(WATCH_ATTEMPTS):
                 with self._client.pipeline(transaction=True) as pipe:
                     try:
-                        pipe.watch(meta_key)
-                        metas = pipe.hmget(meta_key, ids) if ids else []
-                        terms = pipe.hmget(terms_key, ids) if ids and with_terms else []
-                        old = {i: Meta(v) for i, v in zip(ids, metas, strict=True) if v is not None}
-                        old_terms = {
-                            i: vocabulary(v) for i, v in zip(ids, terms, strict=False) if v is not None
-                        }
+                        pipe.watch(keys[0], keys[2])
+                        metas, terms, seq = self._rows(pipe, keys, ids, with_terms)
+                        old = {i: Meta(v) for i, v in zip(ids, metas or [], strict=False) if v}
+                        old_terms = {i: vocabulary(v) for i, v in zip(ids, terms or [], strict=False) if v}
                         pipe.multi()
                         batch = Batch()
-                        queue(batch, old, old_terms)
+                        queue(batch, old, old_terms, int(seq or 0))
                         batch.emit(pipe)
                         pipe.set(self._m(session_id, "schema"), SCHEMA)
                         pipe.execute()
@@ -103,6 +93,17 @@ class RedisMemory:
 
         self._guard(write)
 
+    def _rows(self, pipe: Any, keys: list[str], ids: list[str], with_terms: bool) -> tuple[Any, Any, Any]:
+        """The old ``meta`` and ``terms`` rows of ``ids`` and the last ``seq``, read on the watching
+        connection: one ROWS script call, or three commands on a cluster (redis-py's cluster
+        pipeline refuses scripts)."""
+        if not self.conn.cluster:
+            args = ["1" if with_terms else "0", *ids]
+            return tuple(orjson.loads(self.scripts.on_connection(pipe, self.scripts.rows, keys, args)))
+        metas = pipe.hmget(keys[0], ids) if ids else []
+        terms = pipe.hmget(keys[1], ids) if ids and with_terms else []
+        return metas, terms, pipe.hget(keys[2], "seq")
+
     def memory_put(self, session_id: str, items: list[IndexedItem]) -> None:
         self._ready(session_id)
         self.touches.flush()
@@ -111,12 +112,10 @@ class RedisMemory:
 
     def _put(self, session_id: str, items: list[IndexedItem], drop: frozenset[str] = frozenset()) -> None:
         ids = [i.item.id for i in items]
-        first = int(
-            self._guard(lambda: self._client.hincrby(self._m(session_id, "stats"), "seq", len(items)))
-        )
-        first -= len(items) - 1
 
-        def queue(pipe: Batch, old: dict[str, Meta], old_terms: dict[str, Any]) -> None:
+        def queue(pipe: Batch, old: dict[str, Meta], old_terms: dict[str, Any], last_seq: int) -> None:
+            first = last_seq + 1  # new items are numbered in order (postings: newest first)
+            pipe.hincrby(self._m(session_id, "stats"), "seq", len(items))
             for key in sorted(drop):  # schema 1 keys replaced in the same MULTI
                 pipe.delete(key)
             used = docs = length = 0
@@ -147,7 +146,7 @@ class RedisMemory:
             return
         self._ready(session_id)
 
-        def queue(pipe: Batch, old: dict[str, Meta], _terms: dict[str, Any]) -> None:
+        def queue(pipe: Batch, old: dict[str, Meta], _terms: dict[str, Any], _seq: int) -> None:
             used = 0
             for item in items:
                 before = old.get(item.id)
@@ -219,7 +218,7 @@ class RedisMemory:
         self.touches.forget(session_id, ids)
         deleted: list[int] = []
 
-        def queue(pipe: Batch, old: dict[str, Meta], old_terms: dict[str, Any]) -> None:
+        def queue(pipe: Batch, old: dict[str, Meta], old_terms: dict[str, Any], _seq: int) -> None:
             deleted[:] = [len(old)]
             used = length = 0
             for item_id, before in old.items():
