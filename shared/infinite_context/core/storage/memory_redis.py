@@ -1,5 +1,5 @@
 """The Redis memory part: items, a per-session inverted index and running totals, all under the
-session's hash tag (plain Redis >= 6: hashes, sets and sorted sets, no modules, no scripts).
+session's hash tag (plain Redis >= 6: hashes, sets, sorted sets and Lua scripts, no modules).
 
 Keys (``ic:{<session>}:mem:...``):
 
@@ -18,9 +18,11 @@ Keys (``ic:{<session>}:mem:...``):
 ``config``         STRING  the memory configuration;  ``schema``: "2"
 =================  ======  ===================================================================
 
-Every item write WATCHes ``meta`` and applies its deltas to ``stats`` in the same MULTI, so
-usage is one HGET and counts are ZCARD/SCARD. Search reads ZCARDs and capped ZREVRANGEs
-(storage/search.py bounds the work and computes BM25 exactly as on SQLite). Access bookkeeping
+Every item write WATCHes ``meta`` and ``stats``, reads the old rows and ``seq`` (one script call)
+and applies its deltas to ``stats`` in the same MULTI, so usage is one HGET and counts are
+ZCARD/SCARD. Search reads ZCARDs and capped ZREVRANGEs in scripts that filter and compact the
+postings on the server (memory_redis_search.py); storage/search.py bounds the work and computes
+BM25 exactly as on SQLite. Pages and recall's ranked reads are one script call each. Access bookkeeping
 is buffered (touches.py) and written to ``access``/``rank``/``recent`` only (ZADD XX, so a
 deleted or archived item is never put back). Sessions written by schema 1 (hash posting lists)
 are converted on first use (``_ready``).
