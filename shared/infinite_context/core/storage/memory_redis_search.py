@@ -6,11 +6,14 @@ Reading posting lists and item rows from Python cost ~5 us per reply element in 
 parser (hiredis is not a dependency): a query whose terms each had a couple of hundred postings
 (rare words at 100k items) fetched them with their scores, sent their ids back in an ``HMGET
 meta`` and parsed the rows, ~2,400 elements and 9 ms, most of them archived items it then
-dropped. Two Lua scripts (plain Redis >= 6, run by EVALSHA, every key named in KEYS and under
-the session's hash tag, so they run on a cluster too) do that part next to the data and reply
-with one JSON string: ``POSTINGS`` reads the capped posting lists, keeps the postings of live
-(or archived) items with their length, and ``COUNTS`` looks up the counts of given items. The
-BM25 arithmetic stays in storage/search.py, shared with SQLite, so both rank alike.
+dropped. Lua scripts (plain Redis >= 6, run by EVALSHA, every key named in KEYS and under the
+session's hash tag, so they run on a cluster too) do that part next to the data and reply with
+one JSON string (counts as numbers, totals and scores as text, exact): ``STATISTICS`` reads the
+totals, the document frequencies and the postings of the rare terms, ``POSTINGS`` the capped
+posting lists, both keeping the postings of live (or archived) items with their length, and
+``COUNTS`` looks up the counts of given items. The BM25 arithmetic stays in storage/search.py,
+shared with SQLite, so both rank alike. ``RANGE`` (pages, recall) and ``ROWS`` (what a write
+reads under WATCH) save a round trip each.
 """
 
 from __future__ import annotations
@@ -91,7 +94,7 @@ for k = 1, math.min(#small, tonumber(ARGV[3])) do
 end
 local read_rows, early = read(KEYS[2], keys, lasts, ARGV[1]), {}
 for k = 1, #chosen do early[tostring(chosen[k])] = read_rows[k] end
-return cjson.encode({tonumber(stats[1]) or 0, tonumber(stats[2]) or 0, cards, early})
+return cjson.encode({stats[1] or '0', stats[2] or '0', cards, early})
 """
 )
 
@@ -161,7 +164,7 @@ for first = 2, #ARGV, 1000 do
     for k = 1, #rows do terms[#terms + 1] = rows[k] end
   end
 end
-return cjson.encode({metas, terms, tonumber(redis.call('HGET', KEYS[3], 'seq')) or 0})
+return cjson.encode({metas, terms, redis.call('HGET', KEYS[3], 'seq') or '0'})
 """
 
 
