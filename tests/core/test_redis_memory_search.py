@@ -51,6 +51,10 @@ def items(count: int = COUNT) -> list[dict[str, Any]]:
     return out
 
 
+def is_archived(n: int, live_share: int) -> bool:
+    return n % 3 == 0 if live_share == 3 else n % live_share != 0
+
+
 @pytest.fixture(params=["redis", pytest.param("redis-cluster", marks=pytest.mark.slow)])
 def redis_url(request: pytest.FixtureRequest) -> str:
     fixture = "redis_server" if request.param == "redis" else "redis_cluster"
@@ -66,12 +70,17 @@ def stores(tmp_path: Path, redis_url: str) -> Iterator[tuple[Store, Store]]:
     redis_store.close()
 
 
-def test_capped_terms_and_archived_items_rank_as_on_sqlite(stores: tuple[Store, Store]) -> None:
+# 2 in 3 items live: many live candidates; 1 in 20: few, looked up with the postings
+@pytest.mark.parametrize("live_share", [3, 20])
+def test_capped_terms_and_archived_items_rank_as_on_sqlite(
+    stores: tuple[Store, Store], live_share: int
+) -> None:
     ranked: list[dict[tuple[str, bool], list[tuple[str, float]]]] = []
     for store in stores:
         wm = memory(store, f"capped-{uuid.uuid4().hex[:6]}")
         wm.bulk_store(items())
-        archive = [i for i in store.memory_all(wm.session_id) if int(i.id[2:]) % 3 == 0]
+        every = store.memory_all(wm.session_id)
+        archive = [i for i in every if is_archived(int(i.id[2:]), live_share)]
         store.memory_update(wm.session_id, [i.model_copy(update={"archived": True}) for i in archive])
         ranked.append(
             {
@@ -85,7 +94,7 @@ def test_capped_terms_and_archived_items_rank_as_on_sqlite(stores: tuple[Store, 
     on_sqlite, on_redis = ranked
     assert sum(1 for n in range(COUNT) if n % 5 in (0, 1)) > FULL_READ  # "beta" is capped
     assert on_sqlite[("beta", False)] and on_sqlite[("beta", True)] and on_sqlite[("nothing", False)] == []
-    assert all(int(i[2:]) % 3 == 0 for i, _ in on_sqlite[("rare7", True)])
+    assert all(is_archived(int(i[2:]), live_share) for i, _ in on_sqlite[("rare7", True)])
     for key, expected in on_sqlite.items():
         assert [i for i, _ in on_redis[key]] == [i for i, _ in expected], key
         assert [s for _, s in on_redis[key]] == pytest.approx([s for _, s in expected], abs=1e-9), key
@@ -124,10 +133,16 @@ def test_round_trips_per_query_do_not_grow_with_the_items(
         small = {q: trips.during(lambda q=q: wm.query(q)) for q in QUERIES}
         wm.bulk_store(made[60:])
         large = {q: trips.during(lambda q=q: wm.query(q)) for q in QUERIES}
+        # most items archived: the few live candidates' counts come with the postings
+        every = store.memory_all(wm.session_id)
+        gone = [i.model_copy(update={"archived": True}) for i in every if int(i.id[2:]) % 20]
+        store.memory_update(wm.session_id, gone)
+        archived = {q: trips.during(lambda q=q: wm.query(q)) for q in ("beta", "beta common")}
     # statistics (with the postings of rare terms), the items; capped terms: postings, lookup
     assert small["rare7"] == large["rare7"] == 2
     assert small["nothing"] == large["nothing"] == 1
     assert all(count <= 4 for count in large.values()), large
+    assert archived == {"beta": 3, "beta common": 3}
 
 
 def test_a_server_that_forgot_the_scripts_loads_them_again(redis_server: RedisServer) -> None:

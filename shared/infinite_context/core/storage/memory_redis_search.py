@@ -98,14 +98,43 @@ return cjson.encode({stats[1] or '0', stats[2] or '0', cards, early})
 """
 )
 
-#: KEYS: meta, then one posting list per term; ARGV: "1"/"0" (archived or live items), then the
-#: index of the last posting to read per term (-1: all). Reply: JSON, the postings per term.
+#: KEYS: meta, then one posting list per term; ARGV: "1"/"0" (archived or live items), the
+#: index of the last posting to read per term (-1: all), COMPLETE, then the ids of candidates
+#: already known (postings read with the statistics). Reply: JSON [postings per term, {term
+#: number: [[id, body count, tag count], ...]}]: when there are at most COMPLETE candidates,
+#: the counts of every candidate in every capped list are looked up too, which is what
+#: search.py asks ``lookup`` next (its best COMPLETE candidates are then all of them).
 POSTINGS = (
     READ
     + """
+local n = #KEYS - 1
 local keys, lasts = {}, {}
-for i = 2, #KEYS do keys[i - 1] = KEYS[i]; lasts[i - 1] = tonumber(ARGV[i]) end
-return cjson.encode(read(KEYS[1], keys, lasts, ARGV[1]))
+for i = 1, n do keys[i] = KEYS[i + 1]; lasts[i] = tonumber(ARGV[i + 1]) end
+local lists = read(KEYS[1], keys, lasts, ARGV[1])
+local candidates, seen = {}, {}
+local function add(id) if not seen[id] then seen[id] = true; candidates[#candidates + 1] = id end end
+for i = n + 3, #ARGV do add(ARGV[i]) end
+for i = 1, n do for _, row in ipairs(lists[i]) do add(row[1]) end end
+local counts = {}
+if #candidates <= tonumber(ARGV[n + 2]) then
+  for i = 1, n do
+    if lasts[i] ~= -1 then
+      local found, rows = {}, {}
+      for _, row in ipairs(lists[i]) do found[row[1]] = true end
+      for _, id in ipairs(candidates) do
+        if not found[id] then
+          local score = redis.call('ZSCORE', keys[i], id)
+          if score then
+            score = tonumber(score)
+            rows[#rows + 1] = {id, math.floor(score / 256) % 256, score % 256}
+          end
+        end
+      end
+      counts[tostring(i)] = rows
+    end
+  end
+end
+return cjson.encode({lists, counts})
 """
 )
 
@@ -205,6 +234,8 @@ class Postings:
     def __init__(self, memory: RedisMemory, session_id: str, archived: bool) -> None:
         self.memory, self.sid, self.archived = memory, session_id, archived
         self.early: dict[str, list[search.Posting]] = {}
+        #: per capped term, the candidates whose counts were looked up with the postings
+        self.completed: dict[str, tuple[set[str], dict[str, tuple[int, int]]]] = {}
 
     def _key(self, name: str) -> str:
         return self.memory._m(self.sid, name)
@@ -235,15 +266,28 @@ class Postings:
             return found
         keys = [self._key("meta"), *(self._key(f"t:{t}") for t in terms)]
         lasts = [-1 if caps[t] is None else (caps[t] or 0) - 1 for t in terms]
-        args: list[str | int] = [self._flag(archived), *lasts]
+        known = list(dict.fromkeys(row[0] for t in caps if t not in terms for row in found[t]))
+        args: list[str | int] = [self._flag(archived), *lasts, search.COMPLETE, *known]
         reply = self.memory._guard(lambda: self.memory.scripts.postings(keys=keys, args=args))
-        for term, rows in zip(terms, _lists(reply), strict=True):
+        lists, counts = orjson.loads(reply)
+        for term, rows in zip(terms, lists if isinstance(lists, list) else [], strict=True):
             found[term] = _postings(rows)
+        candidates = {row[0] for rows in found.values() for row in rows}
+        for number, rows in counts.items() if isinstance(counts, dict) else ():
+            term = terms[int(number) - 1]
+            looked = {str(i): (int(body), int(tag)) for i, body, tag in rows or []}
+            self.completed[term] = (candidates, looked)
         return found
 
     def lookup(self, wanted: dict[str, list[str]]) -> dict[str, dict[str, tuple[int, int]]]:
-        terms = [t for t, ids in wanted.items() if ids]
         found: dict[str, dict[str, tuple[int, int]]] = {t: {} for t in wanted}
+        terms = []
+        for term, ids in wanted.items():
+            done = self.completed.get(term)
+            if done is not None and done[0].issuperset(ids):  # looked up with the postings
+                found[term] = {i: done[1][i] for i in ids if i in done[1]}
+            elif ids:
+                terms.append(term)
         if not terms:
             return found
         args: list[Any] = []
