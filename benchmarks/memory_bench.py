@@ -202,8 +202,29 @@ async def timed(fn: Callable[[], Awaitable[Any]]) -> float:
     return (time.perf_counter() - started) * 1000
 
 
-async def measure_level(client: Client, corpus: Corpus, level: int) -> dict[str, float]:
-    """Fill to ``level`` items (untimed), then time every operation and measure recall@5."""
+class RoundTrips:
+    """Requests this process sends to Redis (one per command, pipeline or script call): a cost
+    figure that, unlike a time, does not move with the machine's load. In-process runs only."""
+
+    def __init__(self) -> None:
+        from redis.connection import AbstractConnection
+
+        self.count = 0
+        send = AbstractConnection.send_packed_command
+
+        def counting(conn: Any, command: Any, check_health: bool = True) -> None:
+            self.count += 1
+            send(conn, command, check_health)
+
+        AbstractConnection.send_packed_command = counting  # type: ignore[method-assign]
+        self.restore = lambda: setattr(AbstractConnection, "send_packed_command", send)
+
+
+async def measure_level(
+    client: Client, corpus: Corpus, level: int, trips: RoundTrips | None = None
+) -> dict[str, float]:
+    """Fill to ``level`` items (untimed), then time every operation and measure recall@5 (and
+    count Redis round trips per call when ``trips`` is given)."""
     while corpus.made < level:
         await client.bulk(corpus.take(min(BULK, level - corpus.made)))
     # The workload's own objects (100k items' words) are not what is measured: without this,
@@ -212,8 +233,12 @@ async def measure_level(client: Client, corpus: Corpus, level: int) -> dict[str,
     gc.collect()
     gc.freeze()
     out: dict[str, float] = {}
+    sent = trips.count if trips else 0
     stores = [await timed(lambda raw=raw: client.store(raw)) for raw in corpus.take(100)]
+    if trips:
+        out["trips store"], sent = (trips.count - sent) / len(stores), trips.count
     targets = [i for i in await client.newest(300) if i.startswith("i")][::3][:50]
+    sent = trips.count if trips else 0
     looks: list[float] = []
     for text in common_queries(50, seed=level):
         looks.append(await timed(lambda text=text: client.query(text, 10)))
@@ -224,7 +249,11 @@ async def measure_level(client: Client, corpus: Corpus, level: int) -> dict[str,
             found = await client.query(text, 5)
             looks.append((time.perf_counter() - started) * 1000)
             hits[kind] += target in found
+    if trips:
+        out["trips query"], sent = (trips.count - sent) / len(looks), trips.count
     recalls = [await timed(lambda: client.recall(10)) for _ in range(30)]
+    if trips:
+        out["trips recall"] = (trips.count - sent) / len(recalls)
     batches = [corpus.take(BULK) for _ in range(3)]  # made before the timings
     bulks = [await timed(lambda batch=batch: client.bulk(batch)) for batch in batches]
     compact_ms = await timed(lambda: client.compact(0.25))
@@ -239,10 +268,15 @@ async def measure_level(client: Client, corpus: Corpus, level: int) -> dict[str,
 
 async def run_in_process(store_url: str, levels: list[int]) -> dict[int, dict[str, float]]:
     settings = load_settings(store_url=store_url)  # auto-compact on, default budget
-    with open_store(settings) as store:
-        client = InProcess(WorkingMemory(store, f"bench-{uuid.uuid4().hex[:6]}", settings))
-        corpus = Corpus()
-        return {level: await measure_level(client, corpus, level) for level in levels}
+    trips = RoundTrips() if store_url.startswith("redis") else None
+    try:
+        with open_store(settings) as store:
+            client = InProcess(WorkingMemory(store, f"bench-{uuid.uuid4().hex[:6]}", settings))
+            corpus = Corpus()
+            return {level: await measure_level(client, corpus, level, trips) for level in levels}
+    finally:
+        if trips:
+            trips.restore()
 
 
 def _server(store_url: str) -> Any:
@@ -355,6 +389,16 @@ def run(redis_url: str | None, quick: bool = False) -> None:
             for level, r in sorted(levels_found.items())
         ]
         table(f"Working memory, {name}, auto-compact on (ms; recall@5 as a share)", ["items", *COLUMNS], rows)
+    counted = results.get("redis in-process", {})
+    if counted and "trips query" in counted[min(counted)]:
+        table(
+            "Redis round trips per call, in-process (means: they should not grow with the items)",
+            ["items", "store", "query", "recall"],
+            [
+                [f"{level // 1000}k", *[round(r[f"trips {op}"], 2) for op in ("store", "query", "recall")]]
+                for level, r in sorted(counted.items())
+            ],
+        )
     table(
         "First tool call (recall) after initialize, via MCP (ms, p50 of 5)",
         ["", "right after", "0.5 s after"],

@@ -1,5 +1,5 @@
 """The Redis memory part: items, a per-session inverted index and running totals, all under the
-session's hash tag (plain Redis >= 6: hashes, sets and sorted sets, no modules, no scripts).
+session's hash tag (plain Redis >= 6: hashes, sets, sorted sets and Lua scripts, no modules).
 
 Keys (``ic:{<session>}:mem:...``):
 
@@ -18,9 +18,11 @@ Keys (``ic:{<session>}:mem:...``):
 ``config``         STRING  the memory configuration;  ``schema``: "2"
 =================  ======  ===================================================================
 
-Every item write WATCHes ``meta`` and applies its deltas to ``stats`` in the same MULTI, so
-usage is one HGET and counts are ZCARD/SCARD. Search reads ZCARDs and capped ZREVRANGEs
-(storage/search.py bounds the work and computes BM25 exactly as on SQLite). Access bookkeeping
+Every item write WATCHes ``meta`` and ``stats``, reads the old rows and ``seq`` (one script call)
+and applies its deltas to ``stats`` in the same MULTI, so usage is one HGET and counts are
+ZCARD/SCARD. Search reads ZCARDs and capped ZREVRANGEs in scripts that filter and compact the
+postings on the server (memory_redis_search.py); storage/search.py bounds the work and computes
+BM25 exactly as on SQLite. Pages and recall's ranked reads are one script call each. Access bookkeeping
 is buffered (touches.py) and written to ``access``/``rank``/``recent`` only (ZADD XX, so a
 deleted or archived item is never put back). Sessions written by schema 1 (hash posting lists)
 are converted on first use (``_ready``).
@@ -33,10 +35,13 @@ from collections import Counter
 from functools import partial
 from typing import Any
 
+import orjson
+
 from ..errors import ConflictError
 from ..memory.model import MemoryItem, rank_key
 from . import search
-from .memory_redis_rows import Batch, Meta, Postings, meta_row, parse, posting, vocabulary
+from .memory_redis_rows import Batch, Meta, meta_row, parse, posting, vocabulary
+from .memory_redis_search import Postings, Scripts
 from .parts import IndexedItem, IndexTerms
 from .redis_conn import RedisConnection, text
 from .touches import TouchBuffer, micros
@@ -53,40 +58,31 @@ class RedisMemory:
         self._guard = conn.guard
         self.touches = TouchBuffer(self._write_touches)
         self._checked: set[str] = set()
+        self.scripts = Scripts(conn.client)
 
     def _m(self, session_id: str, name: str) -> str:
         return self.conn.key(session_id, f"mem:{name}")
 
-    def _read_meta(self, sid: str, ids: list[str]) -> dict[str, Meta]:
-        found: dict[str, Meta] = {}
-        for start in range(0, len(ids), READ_CHUNK):
-            chunk = ids[start : start + READ_CHUNK]
-            values = self._guard(partial(self._client.hmget, self._m(sid, "meta"), chunk))
-            found.update((i, Meta(v)) for i, v in zip(chunk, values, strict=True) if v is not None)
-        return found
-
     # ---- writes -------------------------------------------------------------------------------
     def _transaction(self, session_id: str, ids: list[str], queue: Any, with_terms: bool = True) -> None:
-        """Run ``queue(pipe, old_meta, old_terms)`` in a MULTI that fails if ``meta`` changed
-        since the old rows were read (another writer): then read again and retry."""
+        """Run ``queue(pipe, old_meta, old_terms, seq)`` in a MULTI that fails if ``meta`` or
+        ``stats`` changed since the old rows and the last ``seq`` were read (another writer):
+        then read again and retry. The rows are read by one script call (ROWS)."""
         import redis
 
-        meta_key, terms_key = self._m(session_id, "meta"), self._m(session_id, "terms")
+        keys = [self._m(session_id, n) for n in ("meta", "terms", "stats")]
 
         def write() -> None:
             for _ in range(WATCH_ATTEMPTS):
                 with self._client.pipeline(transaction=True) as pipe:
                     try:
-                        pipe.watch(meta_key)
-                        metas = pipe.hmget(meta_key, ids) if ids else []
-                        terms = pipe.hmget(terms_key, ids) if ids and with_terms else []
-                        old = {i: Meta(v) for i, v in zip(ids, metas, strict=True) if v is not None}
-                        old_terms = {
-                            i: vocabulary(v) for i, v in zip(ids, terms, strict=False) if v is not None
-                        }
+                        pipe.watch(keys[0], keys[2])
+                        metas, terms, seq = self._rows(pipe, keys, ids, with_terms)
+                        old = {i: Meta(v) for i, v in zip(ids, metas or [], strict=False) if v}
+                        old_terms = {i: vocabulary(v) for i, v in zip(ids, terms or [], strict=False) if v}
                         pipe.multi()
                         batch = Batch()
-                        queue(batch, old, old_terms)
+                        queue(batch, old, old_terms, int(seq or 0))
                         batch.emit(pipe)
                         pipe.set(self._m(session_id, "schema"), SCHEMA)
                         pipe.execute()
@@ -99,6 +95,17 @@ class RedisMemory:
 
         self._guard(write)
 
+    def _rows(self, pipe: Any, keys: list[str], ids: list[str], with_terms: bool) -> tuple[Any, Any, Any]:
+        """The old ``meta`` and ``terms`` rows of ``ids`` and the last ``seq``, read on the watching
+        connection: one ROWS script call, or three commands on a cluster (redis-py's cluster
+        pipeline refuses scripts)."""
+        if not self.conn.cluster:
+            args = ["1" if with_terms else "0", *ids]
+            return tuple(orjson.loads(self.scripts.on_connection(pipe, self.scripts.rows, keys, args)))
+        metas = pipe.hmget(keys[0], ids) if ids else []
+        terms = pipe.hmget(keys[1], ids) if ids and with_terms else []
+        return metas, terms, pipe.hget(keys[2], "seq")
+
     def memory_put(self, session_id: str, items: list[IndexedItem]) -> None:
         self._ready(session_id)
         self.touches.flush()
@@ -107,12 +114,10 @@ class RedisMemory:
 
     def _put(self, session_id: str, items: list[IndexedItem], drop: frozenset[str] = frozenset()) -> None:
         ids = [i.item.id for i in items]
-        first = int(
-            self._guard(lambda: self._client.hincrby(self._m(session_id, "stats"), "seq", len(items)))
-        )
-        first -= len(items) - 1
 
-        def queue(pipe: Batch, old: dict[str, Meta], old_terms: dict[str, Any]) -> None:
+        def queue(pipe: Batch, old: dict[str, Meta], old_terms: dict[str, Any], last_seq: int) -> None:
+            first = last_seq + 1  # new items are numbered in order (postings: newest first)
+            pipe.hincrby(self._m(session_id, "stats"), "seq", len(items))
             for key in sorted(drop):  # schema 1 keys replaced in the same MULTI
                 pipe.delete(key)
             used = docs = length = 0
@@ -143,7 +148,7 @@ class RedisMemory:
             return
         self._ready(session_id)
 
-        def queue(pipe: Batch, old: dict[str, Meta], _terms: dict[str, Any]) -> None:
+        def queue(pipe: Batch, old: dict[str, Meta], _terms: dict[str, Any], _seq: int) -> None:
             used = 0
             for item in items:
                 before = old.get(item.id)
@@ -215,7 +220,7 @@ class RedisMemory:
         self.touches.forget(session_id, ids)
         deleted: list[int] = []
 
-        def queue(pipe: Batch, old: dict[str, Meta], old_terms: dict[str, Any]) -> None:
+        def queue(pipe: Batch, old: dict[str, Meta], old_terms: dict[str, Any], _seq: int) -> None:
             deleted[:] = [len(old)]
             used = length = 0
             for item_id, before in old.items():
@@ -275,27 +280,36 @@ class RedisMemory:
 
     def memory_page(self, session_id: str, archived: bool, offset: int, limit: int) -> list[MemoryItem]:
         self._ready(session_id)
-        key = self._m(session_id, "archive" if archived else "order")
-        ids = [text(i) for i in self._guard(lambda: self._client.zrevrange(key, offset, offset + limit - 1))]
-        return self._items(session_id, ids)
+        key = "archive" if archived else "order"
+        return [item for item, _ in self._range(session_id, key, offset, limit)]
 
     def memory_ranked(
         self, session_id: str, order: str, offset: int, limit: int
     ) -> list[tuple[MemoryItem, float]]:
         self._ready(session_id)
-        key = self._m(session_id, "rank" if order == "rank" else f"recent:{order}")
-        entries: list[Any] = self._guard(
-            lambda: self._client.zrevrange(key, offset, offset + limit - 1, withscores=True)
-        )
-        keys = {text(entry[0]): float(entry[1]) for entry in entries}
-        items = {i.id: i for i in self._items(session_id, list(keys))}
-        return [(items[i], value) for i, value in keys.items() if i in items]
+        return self._range(session_id, "rank" if order == "rank" else f"recent:{order}", offset, limit)
+
+    def _range(self, session_id: str, index: str, offset: int, limit: int) -> list[tuple[MemoryItem, float]]:
+        """Items ``offset`` .. ``offset + limit - 1`` of a sorted index, highest first, with their
+        index values (one script call: memory_redis_search.RANGE)."""
+        if limit <= 0:
+            return []
+        keys = [self._m(session_id, n) for n in (index, "items", "access")]
+        args = [offset, offset + limit - 1]
+        reply = self._guard(lambda: self.scripts.range(keys=keys, args=args))
+        found: list[tuple[MemoryItem, float]] = []
+        for _, value, raw, access in orjson.loads(reply) or []:
+            item = parse(raw or None, access or None)
+            if item is not None:
+                found.append((item, float(value)))
+        self.touches.overlay(session_id, [item for item, _ in found])
+        return found
 
     def memory_search(
         self, session_id: str, terms: list[str], limit: int, archived: bool
     ) -> list[tuple[str, float]]:
         self._ready(session_id)
-        return search.search(Postings(self, session_id), terms, limit, archived)
+        return search.search(Postings(self, session_id, archived), terms, limit, archived)
 
     def memory_usage(self, session_id: str) -> tuple[int, int, int, int]:
         self._ready(session_id)

@@ -1,6 +1,6 @@
 """The rows and commands of the Redis memory index (memory_redis.py): how a posting, an item's
-``meta`` row and its indexed terms are encoded, the grouped commands of one write (``Batch``) and
-the session's index as storage/search.py reads it (``Postings``)."""
+``meta`` row and its indexed terms are encoded, and the grouped commands of one write
+(``Batch``). Queries read the index with memory_redis_search.py's scripts."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ import json
 from typing import TYPE_CHECKING, Any, cast
 
 from ..memory.model import MemoryItem
-from . import search
 from .redis_conn import text
 from .touches import parse_item
 
@@ -17,7 +16,6 @@ if TYPE_CHECKING:
     from redis.cluster import ClusterPipeline
     from redis.typing import EncodableT, FieldT
 
-    from .memory_redis import RedisMemory
 
 TF_CAP = 255
 
@@ -32,12 +30,8 @@ def parse(raw: Any, access: Any = None) -> MemoryItem | None:
 
 
 def posting(seq: int, body_tf: int, tag_tf: int) -> int:
+    """A posting's score (decoded by memory_redis_search.POSTINGS and COUNTS)."""
     return seq * 65536 + min(body_tf, TF_CAP) * 256 + min(tag_tf, TF_CAP)
-
-
-def decode(score: float) -> tuple[int, int]:
-    value = int(score)
-    return (value // 256) % 256, value % 256
 
 
 def vocabulary(raw: Any) -> dict[str, Any]:
@@ -123,65 +117,3 @@ class Batch:
         for (key, name), delta in self.increments.items():
             if delta:
                 pipe.hincrby(key, name, delta)
-
-
-class Postings:
-    """One session's index as storage/search.py reads it."""
-
-    def __init__(self, memory: RedisMemory, session_id: str) -> None:
-        self.memory, self.sid = memory, session_id
-
-    def statistics(self, terms: list[str]) -> tuple[int, int, dict[str, int]]:
-        def read() -> list[Any]:
-            pipe = self.memory._client.pipeline(transaction=False)
-            pipe.hmget(self.memory._m(self.sid, "stats"), ["docs", "length"])
-            for term in terms:
-                pipe.zcard(self.memory._m(self.sid, f"t:{term}"))
-            return list(pipe.execute())
-
-        (docs, length), *cards = self.memory._guard(read)
-        return int(docs or 0), int(length or 0), {t: int(c) for t, c in zip(terms, cards, strict=True)}
-
-    def postings(self, caps: dict[str, int | None], archived: bool) -> dict[str, list[search.Posting]]:
-        m = self.memory
-        terms = list(caps)
-
-        def read() -> list[Any]:
-            pipe = m._client.pipeline(transaction=False)
-            for term in terms:
-                cap = caps[term]
-                pipe.zrevrange(
-                    m._m(self.sid, f"t:{term}"), 0, -1 if cap is None else cap - 1, withscores=True
-                )
-            return list(pipe.execute())
-
-        lists = m._guard(read)
-        ids = list(dict.fromkeys(text(i) for entries in lists for i, _ in entries))
-        metas = m._read_meta(self.sid, ids)
-        found: dict[str, list[search.Posting]] = {}
-        for term, entries in zip(terms, lists, strict=True):
-            rows = []
-            for raw_id, score in entries:
-                item_id = text(raw_id)
-                meta = metas.get(item_id)
-                if meta is not None and meta.archived == archived:
-                    body_tf, tag_tf = decode(score)
-                    rows.append((item_id, body_tf, tag_tf, meta.dl))
-            found[term] = rows
-        return found
-
-    def lookup(self, wanted: dict[str, list[str]]) -> dict[str, dict[str, tuple[int, int]]]:
-        m = self.memory
-        pairs = [(term, item_id) for term, ids in wanted.items() for item_id in ids]
-
-        def read() -> list[Any]:
-            pipe = m._client.pipeline(transaction=False)
-            for term, item_id in pairs:
-                pipe.zscore(m._m(self.sid, f"t:{term}"), item_id)
-            return list(pipe.execute())
-
-        found: dict[str, dict[str, tuple[int, int]]] = {t: {} for t in wanted}
-        for (term, item_id), score in zip(pairs, m._guard(read), strict=True):
-            if score is not None:
-                found[term][item_id] = decode(score)
-        return found

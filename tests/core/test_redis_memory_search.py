@@ -1,0 +1,227 @@
+"""Redis memory search through its Lua scripts (storage/memory_redis_search.py): the same BM25 as
+SQLite when posting lists are capped and items archived, a fixed number of round trips per query
+whatever the number of items, on a plain server and a cluster, and scripts the server forgot
+(restart, failover) loaded again."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from infinite_context.core.config import load_settings
+from infinite_context.core.memory.model import rank_key
+from infinite_context.core.models import utcnow
+from infinite_context.core.storage import Store, open_store
+from infinite_context.core.storage.search import FULL_READ
+from infinite_context.core.text import terms
+
+from ..conftest import RedisServer
+from .test_memory_scale import memory
+
+# "beta" is in 2 of 5 items: found in more than FULL_READ items (capped, completed by lookup) and
+# still selective; "common" is in every item (near-zero idf); "rareN" words are in a few items.
+QUERIES = ["beta", "common", "beta common", "rare3 beta", "rare7", "gamma beta", "nothing"]
+COUNT = 720
+
+
+def items(count: int = COUNT) -> list[dict[str, Any]]:
+    base = utcnow() - timedelta(hours=6)
+    out: list[dict[str, Any]] = []
+    for n in range(count):
+        words = ["common"] * (1 + n % 3) + [f"rare{n % 40}"] + ["filler"] * (n % 11)
+        if n % 5 in (0, 1):
+            words += ["beta"] * (1 + n % 4)
+        if n % 9 == 0:
+            words.append("gamma")
+        when = (base + timedelta(seconds=n)).isoformat()
+        out.append(
+            {
+                "id": f"it{n:04d}",
+                "content": " ".join(words),
+                "tags": ["beta"] if n % 13 == 0 else None,
+                "created_at": when,
+                "accessed_at": when,
+            }
+        )
+    return out
+
+
+def is_archived(n: int, live_share: int) -> bool:
+    return n % 3 == 0 if live_share == 3 else n % live_share != 0
+
+
+@pytest.fixture(params=["redis", pytest.param("redis-cluster", marks=pytest.mark.slow)])
+def redis_url(request: pytest.FixtureRequest) -> str:
+    fixture = "redis_server" if request.param == "redis" else "redis_cluster"
+    return str(request.getfixturevalue(fixture).url)
+
+
+@pytest.fixture
+def stores(tmp_path: Path, redis_url: str) -> Iterator[tuple[Store, Store]]:
+    sqlite_store = open_store(load_settings(store_url=f"sqlite:///{tmp_path / 'same.db'}"))
+    redis_store = open_store(load_settings(store_url=redis_url))
+    yield sqlite_store, redis_store
+    sqlite_store.close()
+    redis_store.close()
+
+
+# 2 in 3 items live: many live candidates; 1 in 20: few, looked up with the postings
+@pytest.mark.parametrize("live_share", [3, 20])
+def test_capped_terms_and_archived_items_rank_as_on_sqlite(
+    stores: tuple[Store, Store], live_share: int
+) -> None:
+    ranked: list[dict[tuple[str, bool], list[tuple[str, float]]]] = []
+    for store in stores:
+        wm = memory(store, f"capped-{uuid.uuid4().hex[:6]}")
+        wm.bulk_store(items())
+        every = store.memory_all(wm.session_id)
+        archive = [i for i in every if is_archived(int(i.id[2:]), live_share)]
+        store.memory_update(wm.session_id, [i.model_copy(update={"archived": True}) for i in archive])
+        ranked.append(
+            {
+                (q, archived): [
+                    (i, round(s, 9)) for i, s in store.memory_search(wm.session_id, terms(q), 40, archived)
+                ]
+                for q in QUERIES
+                for archived in (False, True)
+            }
+        )
+    on_sqlite, on_redis = ranked
+    assert sum(1 for n in range(COUNT) if n % 5 in (0, 1)) > FULL_READ  # "beta" is capped
+    assert on_sqlite[("beta", False)] and on_sqlite[("beta", True)] and on_sqlite[("nothing", False)] == []
+    assert all(is_archived(int(i[2:]), live_share) for i, _ in on_sqlite[("rare7", True)])
+    for key, expected in on_sqlite.items():
+        assert [i for i, _ in on_redis[key]] == [i for i, _ in expected], key
+        assert [s for _, s in on_redis[key]] == pytest.approx([s for _, s in expected], abs=1e-9), key
+
+
+class CountingTrips:
+    """Requests sent to Redis by this process (one per command or per pipeline/script call)."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        from redis.connection import AbstractConnection
+
+        self.count = 0
+        send = AbstractConnection.send_packed_command
+
+        def counting(conn: Any, command: Any, check_health: bool = True) -> None:
+            self.count += 1
+            send(conn, command, check_health)
+
+        monkeypatch.setattr(AbstractConnection, "send_packed_command", counting)
+
+    def during(self, action: Any) -> int:
+        before = self.count
+        action()
+        return self.count - before
+
+
+def test_round_trips_per_query_do_not_grow_with_the_items(
+    redis_server: RedisServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    trips = CountingTrips(monkeypatch)
+    with open_store(load_settings(store_url=redis_server.url)) as store:
+        wm = memory(store)
+        made = items()
+        wm.bulk_store(made[:60])
+        wm.query("warm up")  # the scripts are loaded by the first query
+        small = {q: trips.during(lambda q=q: wm.query(q)) for q in QUERIES}
+        wm.bulk_store(made[60:])
+        large = {q: trips.during(lambda q=q: wm.query(q)) for q in QUERIES}
+        # most items archived: the few live candidates' counts come with the postings
+        every = store.memory_all(wm.session_id)
+        gone = [i.model_copy(update={"archived": True}) for i in every if int(i.id[2:]) % 20]
+        store.memory_update(wm.session_id, gone)
+        archived = {q: trips.during(lambda q=q: wm.query(q)) for q in ("beta", "beta common")}
+    # statistics (with the postings of rare terms), the items; capped terms: postings, lookup
+    assert small["rare7"] == large["rare7"] == 2
+    assert small["nothing"] == large["nothing"] == 1
+    assert all(count <= 4 for count in large.values()), large
+    assert archived == {"beta": 3, "beta common": 3}
+
+
+def test_a_server_that_forgot_the_scripts_loads_them_again(redis_server: RedisServer) -> None:
+    import redis
+
+    with open_store(load_settings(store_url=redis_server.url)) as store:
+        wm = memory(store)
+        wm.bulk_store(items(300))
+        query = terms("beta rare3 common")
+        before = store.memory_search(wm.session_id, query, 30, False)
+        redis.Redis.from_url(redis_server.url).script_flush()  # as after a restart or a failover
+        assert store.memory_search(wm.session_id, query, 30, False) == before
+        assert len(before) == 30
+
+
+def test_pages_and_recall_indexes_read_in_one_call_match_the_items(
+    redis_server: RedisServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    trips = CountingTrips(monkeypatch)
+    with open_store(load_settings(store_url=redis_server.url)) as store:
+        wm = memory(store)
+        wm.bulk_store(items(1100))  # the script reads items in chunks of 1,000
+        every = sorted(store.memory_all(wm.session_id), key=lambda i: (i.created_at, i.id), reverse=True)
+        page: list[Any] = store.memory_page(wm.session_id, False, 0, 1)  # loads the script
+        page.clear()
+        assert trips.during(lambda: page.extend(store.memory_page(wm.session_id, False, 0, 1100))) == 1
+        assert [i.id for i in page] == [i.id for i in every]
+        assert store.memory_page(wm.session_id, False, 1090, 20) == every[1090:]
+        ranked = store.memory_ranked(wm.session_id, "rank", 5, 30)
+        assert [i.id for i, _ in ranked] == [
+            i.id
+            for i, _ in sorted(
+                ((i, k) for i in every for k in [rank_key(i)]), key=lambda p: (p[1], p[0].id), reverse=True
+            )[5:35]
+        ]
+        assert [k for _, k in ranked] == [rank_key(i) for i, _ in ranked]
+
+
+def test_concurrent_writers_number_items_once_and_keep_the_totals(redis_server: RedisServer) -> None:
+    import threading
+
+    import redis
+
+    session = f"writers-{uuid.uuid4().hex[:6]}"
+    stores = [open_store(load_settings(store_url=redis_server.url)) for _ in range(3)]
+    try:
+        redis.Redis.from_url(redis_server.url).script_flush()  # each writer loads the script itself
+        memories = [memory(store, session) for store in stores]
+        made = items(90)
+
+        def write(n: int) -> None:
+            for start in range(n * 30, n * 30 + 30, 5):
+                memories[n].bulk_store(made[start : start + 5])
+
+        threads = [threading.Thread(target=write, args=(n,)) for n in range(3)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        admin = redis.Redis.from_url(redis_server.url, decode_responses=True)
+        seqs = [int(row.split()[0]) for row in admin.hvals(f"ic:{{{session}}}:mem:meta")]
+        stats = admin.hgetall(f"ic:{{{session}}}:mem:stats")
+        assert sorted(seqs) == list(range(1, 91))  # every item numbered once, none lost
+        assert int(stats["docs"]) == 90 and int(stats["seq"]) == 90
+        assert stores[0].memory_usage(session)[1] == 90
+    finally:
+        for store in stores:
+            store.close()
+
+
+def test_a_store_costs_a_fixed_number_of_round_trips(
+    redis_server: RedisServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    trips = CountingTrips(monkeypatch)
+    with open_store(load_settings(store_url=redis_server.url)) as store:
+        wm = memory(store)
+        wm.bulk_store(items(50))
+        # WATCH, the rows script, MULTI..EXEC (and the memory's configuration)
+        counts = [trips.during(lambda n=n: wm.store_item(content=f"note {n} on redis")) for n in range(3)]
+        wm.bulk_store(items(600)[50:])
+        counts += [trips.during(lambda n=n: wm.store_item(content=f"more {n} on redis")) for n in range(3)]
+    assert max(counts) <= 4, counts
