@@ -78,6 +78,19 @@ def mcp_list_line(claude: str, project_dir: Path, env: dict[str, str]) -> str:
     return line or out.stdout + out.stderr
 
 
+def doctor_checks(project_dir: Path, env: dict[str, str]) -> dict[str, dict[str, Any]]:
+    """`infinite-context --json doctor` in ``project_dir``: its checks by name."""
+    doctor = subprocess.run(
+        [PYTHON, "-m", "infinite_context.server", "--json", "doctor"],
+        cwd=project_dir,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    return {c["name"]: c for c in json.loads(doctor.stdout)["checks"]}
+
+
 @pytest.mark.claude_cli
 def test_claude_mcp_list_shows_our_server_connected(project_dir: Path, tmp_path: Path) -> None:
     claude = claude_binary()
@@ -112,15 +125,7 @@ def test_install_claude_code_then_the_cli_shows_our_server_connected(
     assert entry["command"] == "infinite-context" and entry["alwaysLoad"] is True
     line = mcp_list_line(claude, project_dir, env)
     assert "✔ Connected" in line, line
-    doctor = subprocess.run(
-        [PYTHON, "-m", "infinite_context.server", "--json", "doctor"],
-        cwd=project_dir,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    checks = {c["name"]: c for c in json.loads(doctor.stdout)["checks"]}
+    checks = doctor_checks(project_dir, env)
     assert checks["claude code mcp"]["status"] == "ok"
     assert checks["claude code hooks"]["status"] == "ok"
     assert checks["claude code approval"]["status"] == "ok"  # enableAllProjectMcpServers
@@ -138,16 +143,8 @@ def test_doctor_reads_approval_as_claude_code_does(project_dir: Path, tmp_path: 
     install_claude_code(project_dir, env, hooks="command")
 
     def both() -> tuple[str, str]:
-        doctor = subprocess.run(
-            [PYTHON, "-m", "infinite_context.server", "--json", "doctor"],
-            cwd=project_dir,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
-        check = next(c for c in json.loads(doctor.stdout)["checks"] if c["name"] == "claude code approval")
-        return check["status"], mcp_list_line(claude, project_dir, env)
+        status = doctor_checks(project_dir, env)["claude code approval"]["status"]
+        return status, mcp_list_line(claude, project_dir, env)
 
     status, line = both()
     assert status == "warn" and "Pending approval" in line, line
