@@ -126,8 +126,11 @@ async def test_requests_notifications_and_two_folders(lsp: Session, store_url: s
     assert diff["changes"]
     rolled = _plain(await lsp.request("rollback", {"folderUri": a, "version": 1}))
     assert rolled == {"version": 3, "restored_from": 1, "merged_by": "rollback:v1"}
-    installed = _plain(await lsp.request("installClaudeCode", {"folderUri": b}))
+    installed = _plain(await lsp.request("installClaudeCode", {"folderUri": b, "hooks": "mcp"}))
     assert installed["changes"] and (beta / ".mcp.json").is_file()
+    assert installed["hooks"] == "mcp_tool hooks (asked for)"  # the CLI's rule, same words
+    hooks = json.loads((beta / ".claude" / "settings.json").read_text())["hooks"]
+    assert hooks["PostToolUse"][0]["hooks"][0]["type"] == "mcp_tool"
 
     # another process writes (as Claude Code's MCP server or the CLI would): pushed within 1 s
     cli = subprocess.run(
@@ -161,6 +164,7 @@ BAD_PARAMS: list[tuple[str, dict[str, Any], str]] = [
     ("resume", {"folderUri": "FOLDER", "maxTokens": "many"}, "maxTokens"),
     ("diff", {"folderUri": "FOLDER", "from": 1}, "to: is required"),
     ("installClaudeCode", {"folderUri": "FOLDER", "scope": "galaxy"}, "scope"),
+    ("installClaudeCode", {"folderUri": "FOLDER", "hooks": "grpc"}, "hooks"),
 ]
 
 

@@ -505,3 +505,21 @@ def project_server_approval(project: Path, claude_config_dir: Path | None = None
     ):
         return "approved"
     return "pending"
+
+
+def install_for_claude_code(
+    project: Path,
+    scope: Scope = "project",
+    uninstall: bool = False,
+    *,
+    claude_config_dir: Path | None = None,
+    hooks: str = "auto",
+) -> InstallReport:
+    """``install`` with the hook transport ``hooks`` (auto, mcp, command) resolved for the
+    Claude Code on PATH; the report says which and why. What the CLI and the editor call."""
+    found = claude_code_version() if hooks == "auto" and not uninstall else None
+    transport, why = hook_transport(hooks, found)
+    report = install(project, scope, uninstall, claude_config_dir=claude_config_dir, hooks=transport)
+    if not uninstall:
+        report.hooks = why
+    return report

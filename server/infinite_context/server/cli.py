@@ -361,26 +361,22 @@ def cmd_memory(args: argparse.Namespace) -> int:
 
 
 def cmd_install(args: argparse.Namespace) -> int:
-    from .claude_code import InstallReport, claude_code_version, hook_transport, install
+    from .claude_code import InstallReport, install_for_claude_code
 
     # The folder Claude Code is started in (it keys project and local settings on it).
     settings = _settings(args)
     only_endless = args.endless and args.uninstall  # `--uninstall --endless` keeps MCP and hooks
-    found = claude_code_version() if args.hooks == "auto" and not args.uninstall else None
-    transport, why = hook_transport(args.hooks, found)
     report = (
         InstallReport(scope=args.scope)
         if only_endless
-        else install(
+        else install_for_claude_code(
             _project_root(args, settings),
             args.scope,
             uninstall=args.uninstall,
             claude_config_dir=settings.claude_config_dir,
-            hooks=transport,
+            hooks=args.hooks,
         )
     )
-    if not args.uninstall and not only_endless:
-        report.hooks = why
     if args.endless or args.uninstall:  # live endless mode: env.ANTHROPIC_BASE_URL + the proxy
         from .proxy.wiring import install_endless
 

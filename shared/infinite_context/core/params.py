@@ -93,6 +93,14 @@ Scope = Annotated[
     Literal["project", "local", "user"],
     Field(description="project: shared with the team; local: only you, this project; user: every project."),
 ]
+HookChoice = Annotated[
+    Literal["auto", "mcp", "command"],
+    Field(
+        description="How PostToolUse and Stop reach infinite-context: mcp (calls to the running MCP "
+        "server; Claude Code 2.1.118+), command (a process each time), auto (mcp when the claude on "
+        "PATH is recent enough)."
+    ),
+]
 #: notebook: checkpoint automatically every N executed cells
 AutoEvery = Annotated[
     int, Field(ge=1, description="Checkpoint every this many executed cells.", examples=[5])
@@ -338,6 +346,7 @@ __all__ = [
     "ContextText",
     "FromVersion",
     "HistoryLimit",
+    "HookChoice",
     "Importance",
     "MaxTokens",
     "MemoryBudget",

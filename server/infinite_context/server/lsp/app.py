@@ -359,11 +359,17 @@ def build_server() -> InfiniteContextServer:
 
     @request("infiniteContext/installClaudeCode")
     def install_claude_code(session: FolderSession, params: dict[str, Any]) -> Any:
-        from ..claude_code import install
+        from ..claude_code import install_for_claude_code
         from .requests import InstallParams, parse
 
         p = parse(InstallParams, params)
-        report = install(session.root, p.scope, uninstall=p.uninstall)
+        report = install_for_claude_code(
+            session.root,
+            p.scope,
+            p.uninstall,
+            claude_config_dir=session.brain.settings.claude_config_dir,
+            hooks=p.hooks,
+        )
         return report.__dict__
 
     @server.feature("infiniteContext/proxy")

@@ -19,6 +19,7 @@ from infinite_context.core.params import (
     ContextText,
     FromVersion,
     HistoryLimit,
+    HookChoice,
     MaxTokens,
     Scope,
     Steps,
@@ -71,6 +72,7 @@ class DiffParams(Request):
 class InstallParams(Request):
     scope: Scope = "project"
     uninstall: bool = False
+    hooks: HookChoice = "auto"
 
 
 class ProxyParams(Request):
