@@ -204,3 +204,16 @@ def test_a_store_keeps_its_id(tmp_path: Path) -> None:
     second = identity_of(open_store(Settings(store_url=url)))
     assert first is not None and second is not None and first.store_id() == second.store_id()
     sqlite3.connect(tmp_path / "x.db").close()
+
+
+def test_damage_seen_as_odd_errors_is_still_corrupt_state(tmp_path: Path) -> None:
+    """Random bytes over pages also surface as an undecodable TEXT value or a record length past
+    SQLite's limit (seen in 2 of 60 runs of the test above): both are damage, with its fix."""
+    from infinite_context.core.storage.sqlite_db import unavailable
+
+    try:
+        b"\xfa".decode()
+    except UnicodeDecodeError as exc:
+        assert isinstance(unavailable(tmp_path / "b.db", exc), CorruptState)
+    too_big = unavailable(tmp_path / "b.db", sqlite3.DataError("string or blob too big"))
+    assert isinstance(too_big, CorruptState) and ".recover" in (too_big.fix or "")

@@ -41,7 +41,18 @@ def unavailable(path: Path, exc: BaseException) -> StorageError:
             fix="free disk space there (nothing was written; retry after), or point "
             "INFINITE_CONTEXT_STORE_URL at a file on another disk",
         )
-    if any(s in text for s in ("malformed", "not a database", "could not decode", "disk i/o error")):
+    # "string or blob too big": every value we write is far below SQLite's 1 GB limit, so it can
+    # only come from a damaged record length (seen with random bytes written over pages).
+    damaged = (
+        "malformed",
+        "not a database",
+        "could not decode",
+        "codec can't decode",  # a damaged TEXT value (Python's sqlite3 raises UnicodeDecodeError)
+        "disk i/o error",
+        "corrupt",
+        "string or blob too big",
+    )
+    if any(s in text for s in damaged):
         return CorruptState(
             f"the SQLite store at {path} is damaged: {reason[:200]}",
             fix=f"recover what is readable: sqlite3 {path} .recover | sqlite3 {path}.recovered, then "
@@ -84,7 +95,7 @@ class SQLiteDB:
         self.lock = threading.RLock()
         try:
             self.conn = self._open_and_migrate()
-        except sqlite3.DatabaseError as exc:
+        except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:
             mapped = unavailable(self.path, exc)
             if not isinstance(mapped, CorruptState):
                 raise mapped from None
@@ -141,14 +152,14 @@ class SQLiteDB:
                         self.conn.execute("ROLLBACK")
                     except sqlite3.Error:
                         log.warning("rollback failed", exc_info=True)
-                if isinstance(exc, sqlite3.DatabaseError):  # full disk, damaged page: a StorageError
+                if isinstance(exc, (sqlite3.DatabaseError, UnicodeDecodeError)):  # full disk, damage
                     raise unavailable(self.path, exc) from None
                 raise
 
     def guard(self, what: Callable[[], _T]) -> _T:
         try:
             return what()
-        except (sqlite3.OperationalError, sqlite3.DatabaseError) as exc:
+        except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:
             raise unavailable(self.path, exc) from None
 
     def rows(self, sql: str, params: tuple[Any, ...] = ()) -> list[Any]:
