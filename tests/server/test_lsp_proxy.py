@@ -12,7 +12,6 @@ import os
 import socket
 import time
 from collections.abc import AsyncIterator, Iterator
-from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
@@ -26,40 +25,16 @@ from pytest_lsp import ClientServerConfig, LanguageClient
 from infinite_context.server.proxy import process
 
 from ..conftest import PYTHON
-from ..fake_providers import serve_http
+from ..fake_anthropic import FakeAnthropic, Step, fake_anthropic
 
 SERVER = [PYTHON, "-m", "infinite_context.server", "lsp", "--stdio"]
 
 
-class Upstream:
-    def __init__(self) -> None:
-        self.url = ""
-        self.bodies: list[bytes] = []
-
-
 @pytest.fixture
-def upstream() -> Iterator[Upstream]:
-    """A Messages API that records bodies and answers a short SSE stream."""
-    up = Upstream()
-
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-        def do_POST(self) -> None:
-            up.bodies.append(self.rfile.read(int(self.headers.get("content-length") or 0)))
-            reply = b'event: message_stop\ndata: {"type":"message_stop"}\n\n'
-            self.send_response(200)
-            self.send_header("content-type", "text/event-stream")
-            self.send_header("content-length", str(len(reply)))
-            self.end_headers()
-            self.wfile.write(reply)
-
-    with serve_http(Handler) as url:
-        up.url = url
-        yield up
+def upstream() -> Iterator[FakeAnthropic]:
+    """The scripted Messages API the Claude Code tests use: it records each request."""
+    with fake_anthropic([Step(text="ok")]) as fake:
+        yield fake
 
 
 def plain(value: Any) -> Any:
@@ -152,7 +127,7 @@ def history(results: int = 6) -> bytes:
 
 
 async def test_setting_starts_the_proxy_and_the_figures_follow_a_request(
-    tmp_path: Path, upstream: Upstream, stop_proxies: None
+    tmp_path: Path, upstream: FakeAnthropic, stop_proxies: None
 ) -> None:
     port = free_port()
     lsp = await start_client(tmp_path, upstream.url, {"endlessEnabled": True, "endlessPort": port})
@@ -172,7 +147,8 @@ async def test_setting_starts_the_proxy_and_the_figures_follow_a_request(
             content=body,
             headers={"content-type": "application/json"},
         )
-        assert reply.status_code == 200 and upstream.bodies and len(upstream.bodies[-1]) < len(body) / 2
+        assert reply.status_code == 200 and upstream.requests  # it went through to the upstream
+        assert len(json.dumps(upstream.requests[-1])) < len(body) / 2  # transformed on the way
 
         live = await lsp.pushed_where(lambda p: p["transformed"] >= 1)
         assert live["tokensBefore"] > live["tokensAfter"] > 0
@@ -195,7 +171,7 @@ async def test_setting_starts_the_proxy_and_the_figures_follow_a_request(
 
 
 async def test_a_taken_port_is_a_clear_state_and_start_says_why(
-    tmp_path: Path, upstream: Upstream, stop_proxies: None
+    tmp_path: Path, upstream: FakeAnthropic, stop_proxies: None
 ) -> None:
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
@@ -215,7 +191,7 @@ async def test_a_taken_port_is_a_clear_state_and_start_says_why(
 
 
 async def test_setting_off_starts_nothing_and_bad_values_name_the_setting(
-    tmp_path: Path, upstream: Upstream
+    tmp_path: Path, upstream: FakeAnthropic
 ) -> None:
     lsp = await start_client(tmp_path, upstream.url, {})
     try:
