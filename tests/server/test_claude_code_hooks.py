@@ -115,7 +115,7 @@ def test_missing_transcript_and_broken_store_are_logged_not_raised(
     )
     assert gone.returncode == 0 and gone.stdout == b""
     log = settle_hooks()  # a session that wrote no transcript (`claude mcp list`): a quiet no-op
-    assert "no transcript at" in log and '"level":"error"' not in log
+    assert "nothing new since the last one" in log and '"level":"error"' not in log
     assert not (Path(session["cwd"]) / ".claude_session_id").exists()  # and it writes nothing
     bad = hook(store_url, "SessionEnd", reason="other", **{**session, "transcript_path": str(tmp_path)})
     assert bad.returncode == 0 and bad.stdout == b""

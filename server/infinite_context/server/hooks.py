@@ -96,15 +96,16 @@ def session_start(payload: dict[str, Any], project: Path | None) -> dict[str, An
 
 
 def _hand_off(payload: dict[str, Any], project: Path | None, reason: str) -> None:
+    with _brain(payload, project) as brain:
+        hand_off(brain, payload, reason)
+
+
+def hand_off(brain: ProjectBrain, payload: dict[str, Any], reason: str) -> None:
+    """The hand-off of the payload's transcript into ``brain``, logged (also the MCP server's,
+    for an ``mcp_tool`` Stop hook)."""
     from infinite_context.core.transcript.handoff import checkpoint_from_transcript
 
-    given = payload.get("transcript_path")
-    if isinstance(given, str) and given and not Path(given).expanduser().exists():
-        # A session that never wrote a line (`claude mcp list` ends one): nothing to hand off.
-        log.info("hand-off %s: no transcript at %s; nothing to do", reason, given)
-        return
-    with _brain(payload, project) as brain:
-        done = checkpoint_from_transcript(brain, given, reason)
+    done = checkpoint_from_transcript(brain, payload.get("transcript_path"), reason)
     version = done.checkpoint.version if done.checkpoint else None
     log.info(
         "hand-off %s: %s",

@@ -18,7 +18,6 @@ SessionEnd command hook writes the hand-off through the spool.
 
 from __future__ import annotations
 
-import logging
 from typing import TYPE_CHECKING, Any
 
 from mcp.server.mcpserver.exceptions import ToolError
@@ -33,7 +32,6 @@ if TYPE_CHECKING:
 
     from .holder import BrainHolder
 
-log = logging.getLogger(__name__)
 #: seconds between the Stop hook and its hand-off
 STOP_DELAY_SECONDS = 1.0
 
@@ -41,15 +39,10 @@ STOP_DELAY_SECONDS = 1.0
 def _run(event: str, payload: dict[str, Any], brain: ProjectBrain) -> None:
     if event == "PostToolUse":
         brain.observe(payload)
-        return
-    from infinite_context.core.transcript.handoff import checkpoint_from_transcript
+    else:
+        from ..hooks import hand_off
 
-    done = checkpoint_from_transcript(brain, payload.get("transcript_path"), "stop")
-    log.info(
-        "hand-off stop: %s",
-        f"checkpoint v{done.checkpoint.version}" if done.checkpoint else "nothing new since the last one",
-        extra={"transcript": done.transcript, "from": done.from_offset, "to": done.to_offset},
-    )
+        hand_off(brain, payload, "stop")
 
 
 def call(holder: BrainHolder, arguments: dict[str, Any]) -> CallToolResult:

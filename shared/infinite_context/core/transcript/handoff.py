@@ -66,6 +66,8 @@ def checkpoint_from_transcript(
             "transcript_path", "missing", fix="run this as a Claude Code hook (it sends the path)"
         )
     path = Path(transcript).expanduser()
+    if not path.exists():  # a session that never wrote a line (`claude mcp list` ends one)
+        return HandoffResult(str(path), 0, 0, None, reason)
     if not path.is_file():
         raise InvalidInput("transcript_path", f"{path} is not a file", fix="check the Claude Code session")
     cursor = cursor_path(brain.settings.resolved_data_dir(), path)
