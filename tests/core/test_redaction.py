@@ -19,7 +19,6 @@ from infinite_context.core.logs import JsonLineFormatter
 from infinite_context.core.redact import find_secrets, redact
 from infinite_context.core.transcript.handoff import checkpoint_from_transcript
 from infinite_context.core.transcript.observe import build_observation
-from infinite_context.core.transcript.record import record_observation
 from infinite_context.core.transcript.service import transcript_stats
 
 from ..redis_servers import RedisServer
@@ -180,8 +179,7 @@ def test_no_secret_is_persisted_anywhere(
             checkpoint_from_transcript(brain, transcript, "clear")  # the hand-off (digest)
             transcript_stats(transcript, settings=settings)  # observations built on the fly
             for n, (_kind, (text, _secrets)) in enumerate(sorted(CORPUS.items())):
-                record_observation(  # the PostToolUse hook
-                    settings,
+                brain.observe(  # the PostToolUse hook
                     {
                         "tool_use_id": f"toolu_h{n:03d}",
                         "tool_name": "Bash",
@@ -189,7 +187,6 @@ def test_no_secret_is_persisted_anywhere(
                         "tool_response": {"stdout": "x\n" * 50 + text, "stderr": text},
                         "cwd": str(project_dir),
                     },
-                    folder=project_dir,
                 )
             logging.getLogger("infinite_context.test").warning("provider said %s", everything)
     finally:

@@ -134,12 +134,8 @@ def pre_compact(payload: dict[str, Any], project: Path | None) -> dict[str, Any]
 
 
 def post_tool_use(payload: dict[str, Any], project: Path | None) -> dict[str, Any] | None:
-    from infinite_context.core.project import locate_project
-    from infinite_context.core.transcript.record import record_observation
-
-    settings = _settings()
-    folder = locate_project(project, settings, _client_cwd(payload))
-    obs = record_observation(settings, payload, folder)
+    with _brain(payload, project) as brain:
+        obs = brain.observe(payload)
     log.debug("observation stored", extra={"tool_use_id": obs.tool_use_id, "tokens": obs.tokens})
     return None
 

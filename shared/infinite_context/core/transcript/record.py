@@ -1,21 +1,13 @@
-"""Store the observation of one tool use, as the PostToolUse hook reports it.
-
-Kept apart from ``service`` (and without a ProjectBrain, which also builds the merge chain) so
-the hook process imports only what it needs: it runs after every tool call Claude Code makes.
-"""
+"""The observation of one tool use, as the PostToolUse hook reports it (``ProjectBrain.observe``
+stores it)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..errors import InvalidInput
 from ..models import Observation
 from .observe import build_observation, response_text
-
-if TYPE_CHECKING:
-    from pathlib import Path
-
-    from ..config import Settings
 
 
 def observation_from_payload(payload: dict[str, Any], max_tokens: int) -> Observation:
@@ -43,21 +35,3 @@ def observation_from_payload(payload: dict[str, Any], max_tokens: int) -> Observ
         max_tokens=max_tokens,
         source="hook",
     )
-
-
-def record_observation(
-    settings: Settings, payload: dict[str, Any], folder: Path | None = None
-) -> Observation:
-    """Build the observation and store it under the session id of the project ``folder`` belongs
-    to (default: ``locate_project`` with the payload's ``cwd``)."""
-    from ..project import locate_project, resolve_project
-    from ..storage import open_store
-
-    obs = observation_from_payload(payload, settings.observation_max_tokens)
-    if folder is None:
-        cwd = payload.get("cwd")
-        folder = locate_project(None, settings, cwd if isinstance(cwd, str) else None)
-    project = resolve_project(folder)
-    with open_store(settings) as store:
-        store.put_observation(project.session_id, obs)
-    return obs
