@@ -172,3 +172,17 @@ async def test_stop_writes_the_hand_off_a_moment_later(
         await asyncio.sleep(1.5)
         after = await s.call_tool("status", {})
         assert (after.structured_content or {}).get("version") == 1
+
+
+async def test_the_server_writes_nothing_into_the_project_until_a_write(
+    project_dir: Path, store_url: str
+) -> None:
+    """Starting the server, its background warm-up and reads leave the folder as it was: the id
+    file comes with the first write (it used to appear at start, from the warm-up)."""
+    async with mcp_session(project_dir, store_url) as s:
+        for tool in ("status", "resume", "recall"):
+            assert not (await s.call_tool(tool, {})).is_error
+        await asyncio.sleep(1.0)  # the warm-up has long finished
+        assert not (project_dir / ".claude_session_id").exists()
+        assert not (await s.call_tool("store", {"content": "a first item"})).is_error
+        assert (project_dir / ".claude_session_id").exists()

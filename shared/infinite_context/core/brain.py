@@ -441,13 +441,15 @@ class ProjectBrain:
         return report
 
     def memory(self, client_name: str | None = None) -> WorkingMemory:
-        """This project's working memory (budget detected from ``client_name`` if given). Using
-        it counts as writing: the project's id file is created if it has none yet."""
+        """This project's working memory (budget detected from ``client_name`` if given). Its
+        first write creates the project's id file if it has none yet; reads never do."""
         from .memory.working import WorkingMemory
 
         if client_name is not None:
             self._client_name = client_name
-        return WorkingMemory(self.store, self._ensure_session(), self.settings, self._client_name)
+        return WorkingMemory(
+            self.store, self.session_id, self.settings, self._client_name, create_session=self._ensure_session
+        )
 
     def observe(self, payload: dict[str, Any]) -> Observation:
         """Store the observation of one tool use from Claude Code's PostToolUse payload

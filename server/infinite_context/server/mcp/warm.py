@@ -32,13 +32,18 @@ def warm(holder: BrainHolder) -> None:
 
     try:
         from infinite_context.core.clock import utcnow
+        from infinite_context.core.memory import working  # noqa: F401  (the first memory call's code)
         from infinite_context.core.memory.model import MemoryItem, QueryHit
         from infinite_context.core.memory.ranking import top_by_retention
 
-        memory = holder.get().memory()
-        memory.budget_status()
-        top_by_retention(memory.store, memory.session_id, 1, utcnow())
-        memory.store.memory_search(memory.session_id, ["warm"], 1, False)
+        brain = holder.get()
+        # Reads only: ``brain.memory()`` would create the project's id file, which only the
+        # first write may do; a project without one has nothing to search yet.
+        session = brain.session_id
+        brain.budget()
+        if session:
+            top_by_retention(brain.store, session, 1, utcnow())
+            brain.store.memory_search(session, ["warm"], 1, False)
         sample = MemoryItem(content="warm")
         sample.model_dump(mode="json", exclude={"content"})
         QueryHit.model_construct(item=sample, score=0.0, relevance=0.0, retention=0.0)

@@ -8,6 +8,7 @@ of destroying (the seed deleted). ``forget`` is the only real delete.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
@@ -69,12 +70,28 @@ def indexed(items: list[MemoryItem]) -> list[IndexedItem]:
 
 class WorkingMemory:
     def __init__(
-        self, store: MemoryIndex, session_id: str, settings: Settings, client_name: str | None = None
+        self,
+        store: MemoryIndex,
+        session_id: str,
+        settings: Settings,
+        client_name: str | None = None,
+        *,
+        create_session: Callable[[], str] | None = None,
     ) -> None:
+        """``session_id`` may be "" for a project that has no brain yet: reads then find nothing,
+        and the first write gets its id from ``create_session`` (which writes the project's id
+        file): reading never creates it."""
         self.store = store
         self.session_id = session_id
         self.settings = settings
         self.client_name = client_name
+        self._create_session = create_session
+
+    def _writing(self) -> str:
+        """The session a new item or setting goes under, created on the first write."""
+        if not self.session_id and self._create_session is not None:
+            self.session_id = self._create_session()
+        return self.session_id
 
     # ---- configuration ------------------------------------------------------------------------
     def config(self) -> MemoryConfig:
@@ -111,7 +128,7 @@ class WorkingMemory:
         if current["target"] >= current["threshold"]:
             current["target"] = round(current["threshold"] * 0.9, 3)  # compaction must free something
         config = check_model(MemoryConfig, current)
-        self.store.memory_set_config(self.session_id, config.model_dump())
+        self.store.memory_set_config(self._writing(), config.model_dump())
         return config
 
     def budget_status(self) -> BudgetStatus:
@@ -150,7 +167,7 @@ class WorkingMemory:
 
     def store_item(self, **fields: Any) -> tuple[MemoryItem, CompactionReport | None]:
         item = self._new_item(fields)
-        self.store.memory_put(self.session_id, indexed([item]))
+        self.store.memory_put(self._writing(), indexed([item]))
         return item, self._auto_compact()
 
     def bulk_store(
@@ -168,7 +185,7 @@ class WorkingMemory:
                 raise InvalidInput(f"items[{n}]", "is not an object", fix='each item is {"content": "..."}')
             built.append(self._new_item(raw, f"items[{n}]."))
         self._check_new_ids(built, replace)
-        self.store.memory_put(self.session_id, indexed(built))  # all or nothing
+        self.store.memory_put(self._writing(), indexed(built))  # all or nothing
         return built, self._auto_compact()
 
     def _check_new_ids(self, built: list[MemoryItem], replace: bool) -> None:
