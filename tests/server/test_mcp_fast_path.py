@@ -1,6 +1,7 @@
-"""The MCP server's fast path (issue 19): the brain opened from process start, bounded tools run on
-the event loop, stdio served without worker threads; each checked for the same answers and errors
-as before, with the real MCP client or raw JSON-RPC over real pipes (and a regular file)."""
+"""The MCP server's fast path (issue 19): the brain opened in the background as serving starts,
+bounded tools run on the event loop, stdio served without worker threads; each checked for the
+same answers and errors as before, with the real MCP client or raw JSON-RPC over real pipes (and
+a regular file)."""
 
 from __future__ import annotations
 

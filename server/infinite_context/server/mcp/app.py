@@ -1,9 +1,8 @@
 """The MCP stdio server: each tool parses its arguments and makes one ProjectBrain call.
 
-The brain (settings, the store, the working-memory code) opens in a background thread from
-process start (``warm.start``), while the SDK loads: the first tool call finds it open (a call
-that comes earlier waits for it in a worker thread); ``initialize`` pays only for sharing the
-interpreter meanwhile (~50-80 ms of imports and opening, under the GIL, beside the SDK's ~0.5 s).
+The brain (settings, the store, the working-memory code) opens in a background thread started
+as the server begins serving (``warm.start``): ``initialize`` is answered as fast as before, and a
+tool call finds the brain open (one that comes earlier waits for it in a worker thread).
 Core errors become tool errors (``is_error``) in ``_call``, the one place they are mapped (anything
 else as a short "internal error", its traceback only in the log). Messages the SDK cannot parse or
 that carry what no tool takes (lone surrogates, deep nesting, Infinity, 64-bit overflow) are

@@ -1,6 +1,5 @@
-"""The MCP server's one ProjectBrain, opened once (by ``warm.start`` at process start, else by the
-first call) and shared by every tool. Light on purpose: it is imported before the MCP SDK, so the
-brain can start opening while the SDK loads."""
+"""The MCP server's one ProjectBrain, opened once (by ``warm.start`` as the server starts serving,
+else by the first call) and shared by every tool."""
 
 from __future__ import annotations
 
