@@ -91,3 +91,37 @@ def test_hook_start_one_per_user_status_and_stop(tmp_path: Path) -> None:
     finally:
         stopped = process.stop(data)
     assert not stopped.running and endless_check(data)[0] == "warn"
+
+
+def test_proxy_knobs_are_settings(tmp_path: Path) -> None:
+    """The ``INFINITE_CONTEXT_PROXY_*`` knobs are settings: read with every other setting, unset
+    ones keep the transform's defaults, a bad value is refused naming the variable (the proxy
+    does not start with a silently ignored value)."""
+    from infinite_context.core.config import Settings
+    from infinite_context.core.transcript.live import LiveOptions
+    from infinite_context.server.proxy.store import live_options
+
+    defaults = live_options(Settings(data_dir=tmp_path))
+    assert (defaults.keep_recent, defaults.keep_recent_tokens, defaults.epoch_tokens) == (
+        LiveOptions.keep_recent,
+        LiveOptions.keep_recent_tokens,
+        LiveOptions.epoch_tokens,
+    )
+    chosen = live_options(
+        Settings(data_dir=tmp_path, proxy_keep_recent=0, proxy_epoch_tokens=1000, context_window=50_000)
+    )
+    assert (chosen.keep_recent, chosen.epoch_tokens, chosen.window) == (0, 1000, 50_000)
+    assert process.resolve(tmp_path, settings=Settings(proxy_port=9001)).port == 9001
+    assert process.resolve(tmp_path, 9002, settings=Settings(proxy_port=9001)).port == 9002  # the flag wins
+
+    env = {**os.environ, "INFINITE_CONTEXT_DATA_DIR": str(tmp_path / "data")}
+    for name, value in [
+        ("INFINITE_CONTEXT_PROXY_KEEP_RECENT", "two"),
+        ("INFINITE_CONTEXT_PROXY_PORT", "70000"),
+    ]:
+        done = subprocess.run(
+            [*CLI, "proxy", "start"], env={**env, name: value}, capture_output=True, text=True, timeout=30
+        )
+        assert done.returncode == 2, done.stderr
+        assert name in done.stderr
+        assert not (tmp_path / "data" / "proxy" / "proxy.json").exists()

@@ -17,9 +17,12 @@ import os
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from infinite_context.core.errors import InfiniteContextError, InvalidInput
+
+if TYPE_CHECKING:
+    from infinite_context.core.config import Settings
 
 log = logging.getLogger(__name__)
 
@@ -77,15 +80,19 @@ class ProxyWatch:
         self.starting = False
         #: counts starts and stops, so a status read begun before one is not pushed after it
         self.generation = 0
-        self._data_dir: Path | None = None
+        self._settings: Settings | None = None
         self._lock = threading.Lock()  # one start or stop at a time
 
-    def data_dir(self) -> Path:
-        if self._data_dir is None:
+    def settings(self) -> Settings:
+        """The user's settings (the proxy is one per user: no folder's settings apply)."""
+        if self._settings is None:
             from infinite_context.core.config import load_settings
 
-            self._data_dir = load_settings().resolved_data_dir()
-        return self._data_dir
+            self._settings = load_settings()
+        return self._settings
+
+    def data_dir(self) -> Path:
+        return self.settings().resolved_data_dir()
 
     def configure(self, options: dict[str, Any]) -> bool:
         """Apply the editor's settings; True when the proxy should now be started."""
@@ -114,7 +121,7 @@ class ProxyWatch:
         from ..proxy.process import ensure_for_editor
 
         try:
-            ensure_for_editor(self.data_dir(), self.options.port, os.environ.get("ANTHROPIC_BASE_URL"))
+            ensure_for_editor(self.settings(), self.options.port, os.environ.get("ANTHROPIC_BASE_URL"))
         except InfiniteContextError as exc:
             exc.fix = _editor_fix(exc.fix)
             self.failure = (exc.message, exc.fix)

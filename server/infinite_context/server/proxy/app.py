@@ -97,7 +97,7 @@ class ProxyApp:
         upstream: str,
         transformer: LiveTransformer,
         *,
-        timeout: float = 600.0,
+        timeout: float,
         connect_timeout: float = 10.0,
     ) -> None:
         self.upstream = upstream.rstrip("/")

@@ -20,10 +20,12 @@ def run_proxy(args: argparse.Namespace, settings: Settings, emit: Emit) -> int:
     data_dir = settings.resolved_data_dir()
     action = args.proxy_command
     if action == "run":
-        config = process.resolve(data_dir, args.port, args.upstream)
+        config = process.resolve(data_dir, args.port, args.upstream, settings)
         return process.serve(data_dir, config, settings)
     if action == "start":
-        found = process.start_detached(data_dir, process.resolve(data_dir, args.port, args.upstream))
+        found = process.start_detached(
+            data_dir, process.resolve(data_dir, args.port, args.upstream, settings)
+        )
     elif action == "stop":
         found = process.stop(data_dir)
         if found.running:

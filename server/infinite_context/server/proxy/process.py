@@ -6,7 +6,7 @@ the port is bound), ``proxy.log`` (a detached proxy's log lines) and ``config.js
 upstream, written by ``install claude-code --endless``: its presence tells the SessionStart hook
 to keep a proxy running).
 
-The upstream is, in order: ``--upstream``, ``INFINITE_CONTEXT_PROXY_UPSTREAM``, ``config.json``,
+The upstream is, in order: ``--upstream``, ``INFINITE_CONTEXT_PROXY_UPSTREAM`` (a setting), ``config.json``,
 ``https://api.anthropic.com``. The proxy's own environment is never read for
 ``ANTHROPIC_BASE_URL``: under Claude Code that is the proxy itself.
 """
@@ -24,10 +24,13 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from infinite_context.core.errors import ConfigError, InvalidInput
+
+if TYPE_CHECKING:
+    from infinite_context.core.config import Settings
 
 DEFAULT_PORT = 8419
 DEFAULT_UPSTREAM = "https://api.anthropic.com"
@@ -101,16 +104,15 @@ def check_upstream(upstream: str, port: int) -> str:
     return upstream.rstrip("/")
 
 
-def resolve(data_dir: Path, port: int | None = None, upstream: str | None = None) -> ProxyConfig:
+def resolve(
+    data_dir: Path, port: int | None = None, upstream: str | None = None, settings: Settings | None = None
+) -> ProxyConfig:
+    """Port and upstream: the given ones, else the ``proxy_port`` / ``proxy_upstream`` settings,
+    else the installed ``config.json``, else the defaults."""
     installed = read_config(data_dir) or ProxyConfig()
-    chosen_port = port or _env_int("INFINITE_CONTEXT_PROXY_PORT") or installed.port
-    chosen = upstream or os.environ.get("INFINITE_CONTEXT_PROXY_UPSTREAM") or installed.upstream
+    chosen_port = port or (settings.proxy_port if settings else None) or installed.port
+    chosen = upstream or (settings.proxy_upstream if settings else None) or installed.upstream
     return ProxyConfig(port=chosen_port, upstream=check_upstream(chosen, chosen_port))
-
-
-def _env_int(name: str) -> int | None:
-    value = os.environ.get(name, "").strip()
-    return int(value) if value.isdigit() else None
 
 
 # ---- the running proxy ---------------------------------------------------------------------------
@@ -193,7 +195,7 @@ def _port_open(port: int, timeout: float = 0.2) -> bool:
         return probe.connect_ex((HOST, port)) == 0
 
 
-def serve(data_dir: Path, config: ProxyConfig, settings: Any = None) -> int:
+def serve(data_dir: Path, config: ProxyConfig, settings: Settings) -> int:
     """Run the proxy in this process until SIGINT/SIGTERM; 1 when one already runs."""
     import logging
 
@@ -216,7 +218,7 @@ def serve(data_dir: Path, config: ProxyConfig, settings: Any = None) -> int:
     transformer = LiveTransformer(
         options=live_options(settings), lookup=bridge.lookup, persist=bridge.persist
     )
-    app = ProxyApp(config.upstream, transformer, timeout=_env_float("INFINITE_CONTEXT_PROXY_TIMEOUT", 600.0))
+    app = ProxyApp(config.upstream, transformer, timeout=settings.proxy_timeout)
     server = uvicorn.Server(
         uvicorn.Config(
             app, host=HOST, port=config.port, log_level="warning", access_log=False, lifespan="on", http="h11"
@@ -257,13 +259,6 @@ def serve(data_dir: Path, config: ProxyConfig, settings: Any = None) -> int:
         lock.close()
         signal.signal(signal.SIGTERM, previous)
     return 0 if server.started else 1
-
-
-def _env_float(name: str, default: float) -> float:
-    try:
-        return float(os.environ.get(name, default))
-    except ValueError:
-        return default
 
 
 def start_detached(data_dir: Path, config: ProxyConfig, wait: float = 5.0) -> ProxyStatus:
@@ -405,18 +400,19 @@ def live_saving(data_dir: Path) -> LiveSaving:
 
 
 def ensure_for_editor(
-    data_dir: Path, port: int | None = None, environ_base_url: str | None = None
+    settings: Settings, port: int | None = None, environ_base_url: str | None = None
 ) -> ProxyStatus:
     """An editor's setting asks for the proxy: use the running one (one per user, whatever its
     port), else start one. The upstream is the installed one, else ``environ_base_url`` (the
     ``ANTHROPIC_BASE_URL`` the editor was started with, unless it is this proxy), else the API."""
+    data_dir = settings.resolved_data_dir()
     now = status(data_dir, ask=False)
     if now.running:
         return now
     upstream = None
-    if read_config(data_dir) is None and not os.environ.get("INFINITE_CONTEXT_PROXY_UPSTREAM"):
+    if read_config(data_dir) is None and not settings.proxy_upstream:
         base = (environ_base_url or "").rstrip("/")
-        chosen_port = port or _env_int("INFINITE_CONTEXT_PROXY_PORT") or DEFAULT_PORT
+        chosen_port = port or settings.proxy_port or DEFAULT_PORT
         if base and base != ProxyConfig(port=chosen_port).url:
             upstream = base
-    return start_detached(data_dir, resolve(data_dir, port, upstream))
+    return start_detached(data_dir, resolve(data_dir, port, upstream, settings))

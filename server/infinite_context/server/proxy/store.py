@@ -4,7 +4,6 @@ request path (one worker thread owns the store), originals redacted before they 
 from __future__ import annotations
 
 import logging
-import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -20,29 +19,23 @@ log = logging.getLogger("infinite_context.proxy")
 LOOKUP_TIMEOUT = 0.5
 
 
-def _env_int(name: str, default: int) -> int:
-    value = os.environ.get(name, "").strip()
-    return int(value) if value.isdigit() else default
-
-
 def live_options(settings: Settings | None) -> LiveOptions:
-    """Options from Settings plus ``INFINITE_CONTEXT_PROXY_EPOCH_TOKENS`` / ``..._KEEP_RECENT`` /
-    ``..._KEEP_RECENT_TOKENS`` / ``..._WINDOW``."""
+    """The transform's options: its defaults, with the ``proxy_*`` settings and the transform
+    settings shared with the transcript transform where they are set."""
     base = LiveOptions()
-    keep_tools: frozenset[str] = frozenset()
-    max_tokens = base.max_tokens
-    window = base.window
-    if settings is not None:
-        keep_tools = settings.kept_tools()
-        max_tokens = settings.observation_max_tokens
-        window = settings.context_window or window
+    if settings is None:
+        return base
+
+    def chosen(value: int | None, default: int) -> int:
+        return default if value is None else value
+
     return LiveOptions(
-        keep_recent=_env_int("INFINITE_CONTEXT_PROXY_KEEP_RECENT", base.keep_recent),
-        keep_recent_tokens=_env_int("INFINITE_CONTEXT_PROXY_KEEP_RECENT_TOKENS", base.keep_recent_tokens),
-        epoch_tokens=_env_int("INFINITE_CONTEXT_PROXY_EPOCH_TOKENS", base.epoch_tokens),
-        window=_env_int("INFINITE_CONTEXT_PROXY_WINDOW", window),
-        max_tokens=max_tokens,
-        keep_tools=keep_tools,
+        keep_recent=chosen(settings.proxy_keep_recent, base.keep_recent),
+        keep_recent_tokens=chosen(settings.proxy_keep_recent_tokens, base.keep_recent_tokens),
+        epoch_tokens=chosen(settings.proxy_epoch_tokens, base.epoch_tokens),
+        window=chosen(settings.proxy_window, settings.context_window or base.window),
+        max_tokens=settings.observation_max_tokens,
+        keep_tools=settings.kept_tools(),
     )
 
 
