@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 
 from infinite_context.core.config import load_settings
-from infinite_context.core.memory.model import rank_key
+from infinite_context.core.memory.model import MemoryItem, rank_key
+from infinite_context.core.memory.working import indexed
 from infinite_context.core.models import utcnow
 from infinite_context.core.storage import Store, open_store
 from infinite_context.core.storage.search import FULL_READ
@@ -132,6 +133,8 @@ def test_round_trips_per_query_do_not_grow_with_the_items(
         wm.query("warm up")  # the scripts are loaded by the first query
         small = {q: trips.during(lambda q=q: wm.query(q)) for q in QUERIES}
         wm.bulk_store(made[60:])
+        for q in QUERIES:  # scripts not loaded yet are loaded on first use (SCRIPT LOAD, once)
+            wm.query(q)
         large = {q: trips.during(lambda q=q: wm.query(q)) for q in QUERIES}
         # most items archived: the few live candidates' counts come with the postings
         every = store.memory_all(wm.session_id)
@@ -220,8 +223,19 @@ def test_a_store_costs_a_fixed_number_of_round_trips(
     with open_store(load_settings(store_url=redis_server.url)) as store:
         wm = memory(store)
         wm.bulk_store(items(50))
-        # WATCH, the rows script, MULTI..EXEC (and the memory's configuration)
+        # the PUT script (then the memory's configuration and usage, for auto-compaction)
         counts = [trips.during(lambda n=n: wm.store_item(content=f"note {n} on redis")) for n in range(3)]
         wm.bulk_store(items(600)[50:])
         counts += [trips.during(lambda n=n: wm.store_item(content=f"more {n} on redis")) for n in range(3)]
-    assert max(counts) <= 4, counts
+
+        def put(item_id: str, content: str) -> int:
+            new = MemoryItem(id=item_id, content=content)
+            return trips.during(lambda: store.memory_put(wm.session_id, indexed([new])))
+
+        # new; replaced keeping its terms; replaced dropping one (the script names the posting
+        # list to leave, which it may only touch once declared: one call more)
+        puts = [put("new0", "fresh words"), put("new0", "fresh words again"), put("new0", "fresh")]
+        found = {t: [h.item.id for h in wm.query(t)] for t in ("fresh", "words", "again")}
+    assert max(counts) <= 3, counts
+    assert puts == [1, 1, 2]
+    assert found == {"fresh": ["new0"], "words": [], "again": []}

@@ -31,7 +31,6 @@ are converted on first use (``_ready``).
 from __future__ import annotations
 
 import json
-from collections import Counter
 from functools import partial
 from typing import Any
 
@@ -40,7 +39,8 @@ import orjson
 from ..errors import ConflictError
 from ..memory.model import MemoryItem, rank_key
 from . import search
-from .memory_redis_rows import Batch, Meta, meta_row, parse, posting, vocabulary
+from .memory_redis_put import PutCall, missing_terms
+from .memory_redis_rows import Batch, Meta, meta_row, parse, vocabulary
 from .memory_redis_search import Postings, Scripts
 from .parts import IndexedItem, IndexTerms
 from .redis_conn import RedisConnection, text
@@ -113,35 +113,18 @@ class RedisMemory:
             self._put(session_id, items)
 
     def _put(self, session_id: str, items: list[IndexedItem], drop: frozenset[str] = frozenset()) -> None:
-        ids = [i.item.id for i in items]
-
-        def queue(pipe: Batch, old: dict[str, Meta], old_terms: dict[str, Any], last_seq: int) -> None:
-            first = last_seq + 1  # new items are numbered in order (postings: newest first)
-            pipe.hincrby(self._m(session_id, "stats"), "seq", len(items))
-            for key in sorted(drop):  # schema 1 keys replaced in the same MULTI
-                pipe.delete(key)
-            used = docs = length = 0
-            for n, (item, terms) in enumerate(items):
-                before = old.get(item.id)
-                for term in old_terms.get(item.id, {}):
-                    pipe.zrem(self._m(session_id, f"t:{term}"), item.id)
-                body, tags = Counter(terms.body), Counter(terms.tags)
-                counts = {t: [body.get(t, 0), tags.get(t, 0)] for t in sorted(set(body) | set(tags))}
-                seq = before.seq if before is not None else first + n
-                for term, (body_tf, tag_tf) in counts.items():
-                    pipe.zadd(self._m(session_id, f"t:{term}"), {item.id: posting(seq, body_tf, tag_tf)})
-                dl = sum(body.values()) + sum(tags.values())
-                pipe.hset(self._m(session_id, "terms"), item.id, json.dumps(counts))
-                pipe.hset(
-                    self._m(session_id, "access"), item.id, f"{micros(item.accessed_at)} {item.access_count}"
-                )
-                self._queue_item(pipe, session_id, item, before, seq, dl)
-                used += (0 if item.archived else item.tokens) - (before.live_tokens if before else 0)
-                docs += 0 if before is not None else 1
-                length += dl - (before.dl if before is not None else 0)
-            self._queue_stats(pipe, session_id, used=used, docs=docs, length=length)
-
-        self._transaction(session_id, ids, queue)
+        """One PUT script call (memory_redis_put.py); again with more posting lists declared when
+        a replaced item was indexed under terms the new version does not have."""
+        call = PutCall(partial(self._m, session_id), items, SCHEMA, drop)
+        for _ in range(WATCH_ATTEMPTS):
+            reply = self._guard(partial(self.scripts.put, keys=call.keys(), args=call.args()))
+            missing = missing_terms(reply)
+            if not missing:
+                return
+            call.declare(missing)
+        raise ConflictError(
+            f"the working memory of session {session_id} kept changing", fix="retry the write"
+        )
 
     def memory_update(self, session_id: str, items: list[MemoryItem]) -> None:
         if not items:

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from . import search
+from .memory_redis_put import PUT
 
 if TYPE_CHECKING:
     from redis.commands.core import Script
@@ -207,6 +208,7 @@ class Scripts:
         self.counts: Script = client.register_script(COUNTS)
         self.range: Script = client.register_script(RANGE)
         self.rows: Script = client.register_script(ROWS)
+        self.put: Script = client.register_script(PUT)
 
     @staticmethod
     def on_connection(pipe: Any, script: Script, keys: list[str], args: list[Any]) -> Any:
