@@ -239,3 +239,41 @@ def test_a_store_costs_a_fixed_number_of_round_trips(
     assert max(counts) <= 3, counts
     assert puts == [1, 1, 2]
     assert found == {"fresh": ["new0"], "words": [], "again": []}
+
+
+def test_replaced_items_leave_their_old_postings_and_totals_as_on_sqlite(stores: tuple[Store, Store]) -> None:
+    """memory_put is one script on Redis: a replaced item (new words, fewer words, another type,
+    archived, pinned, the same id twice in one put) leaves exactly its old postings and totals."""
+    session = f"replace-{uuid.uuid4().hex[:6]}"
+    first = [MemoryItem(id=f"r{n}", content=f"alpha{n % 4} shared word{n} " * (1 + n % 3)) for n in range(30)]
+    again = [
+        MemoryItem(
+            id=f"r{n}",
+            content=("error: boom " if n % 2 else "") + f"alpha{n % 3} fresh{n}",
+            archived=n % 5 == 0,
+            pinned=n % 7 == 0,
+        )
+        for n in range(0, 30, 2)
+    ]
+    twice = [MemoryItem(id="r1", content="first copy gone"), MemoryItem(id="r1", content="second copy kept")]
+    seen = []
+    for store in stores:
+        store.memory_put(session, indexed(first))
+        store.memory_put(session, indexed(again))
+        store.memory_put(session, indexed(twice))
+        queries = ["alpha0", "alpha1", "shared", "fresh4", "word2", "boom", "copy", "gone", "kept second"]
+        seen.append(
+            (
+                store.memory_usage(session),
+                {
+                    (q, archived): [
+                        (i, round(s, 9)) for i, s in store.memory_search(session, terms(q), 40, archived)
+                    ]
+                    for q in queries
+                    for archived in (False, True)
+                },
+            )
+        )
+    assert seen[0] == seen[1]
+    assert seen[1][1][("gone", False)] == [] and seen[1][1][("word2", False)] == []
+    assert [i for i, _ in seen[1][1][("kept second", False)]] == ["r1"]

@@ -145,10 +145,11 @@ def plan(items: list[MemoryItem], target: int, count: Callable[[str], int], now:
 
     if used > target:  # phase 2
         now_items = [result.changed.get(i.id, i) for i in movable]
+        by_id = {i.id: i for i in now_items}  # not a scan of ``movable`` per duplicate
         for item_id in duplicates(now_items, scores):
             if used <= target:
                 break
-            item = result.changed.get(item_id) or next(i for i in movable if i.id == item_id)
+            item = by_id[item_id]
             used -= item.tokens
             result.changed[item_id] = item.model_copy(update={"archived": True})
             result.deduplicated.append(item_id)

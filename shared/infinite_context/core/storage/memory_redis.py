@@ -18,14 +18,16 @@ Keys (``ic:{<session>}:mem:...``):
 ``config``         STRING  the memory configuration;  ``schema``: "2"
 =================  ======  ===================================================================
 
-Every item write WATCHes ``meta`` and ``stats``, reads the old rows and ``seq`` (one script call)
-and applies its deltas to ``stats`` in the same MULTI, so usage is one HGET and counts are
-ZCARD/SCARD. Search reads ZCARDs and capped ZREVRANGEs in scripts that filter and compact the
-postings on the server (memory_redis_search.py); storage/search.py bounds the work and computes
-BM25 exactly as on SQLite. Pages and recall's ranked reads are one script call each. Access bookkeeping
-is buffered (touches.py) and written to ``access``/``rank``/``recent`` only (ZADD XX, so a
-deleted or archived item is never put back). Sessions written by schema 1 (hash posting lists)
-are converted on first use (``_ready``).
+A put (new or replaced items) is one atomic script call (memory_redis_put.py) that reads the old
+rows and ``seq`` and writes the item, its postings and the deltas of ``stats``; updates and
+deletes WATCH ``meta`` and ``stats``, read the old rows (one script call) and apply their deltas
+in one MULTI. Usage is one HGET and counts are ZCARD/SCARD. Search reads ZCARDs and capped
+ZREVRANGEs in scripts that filter and compact the postings on the server
+(memory_redis_search.py); storage/search.py bounds the work and computes BM25 exactly as on
+SQLite. Pages and recall's ranked reads are one script call each. Access bookkeeping is buffered
+(touches.py) and written to ``access``/``rank``/``recent`` only (ZADD XX, so a deleted or
+archived item is never put back). Sessions written by schema 1 (hash posting lists) are
+converted on first use (``_ready``).
 """
 
 from __future__ import annotations

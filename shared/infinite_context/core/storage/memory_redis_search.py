@@ -3,7 +3,8 @@ storage/search.py reads it, with the per-posting work on the server: a query cos
 round trips and a few small replies, whatever the number of items.
 
 Reading posting lists and item rows from Python cost ~5 us per reply element in redis-py's
-parser (hiredis is not a dependency): a query whose terms each had a couple of hundred postings
+pure-Python parser (hiredis, a dependency since, parses in C, but a reply still becomes Python
+objects one element at a time): a query whose terms each had a couple of hundred postings
 (rare words at 100k items) fetched them with their scores, sent their ids back in an ``HMGET
 meta`` and parsed the rows, ~2,400 elements and 9 ms, most of them archived items it then
 dropped. Lua scripts (plain Redis >= 6, run by EVALSHA, every key named in KEYS and under the
@@ -12,8 +13,8 @@ one JSON string (counts as numbers, totals and scores as text, exact): ``STATIST
 totals, the document frequencies and the postings of the rare terms, ``POSTINGS`` the capped
 posting lists, both keeping the postings of live (or archived) items with their length, and
 ``COUNTS`` looks up the counts of given items. The BM25 arithmetic stays in storage/search.py,
-shared with SQLite, so both rank alike. ``RANGE`` (pages, recall) and ``ROWS`` (what a write
-reads under WATCH) save a round trip each.
+shared with SQLite, so both rank alike. ``RANGE`` (pages, recall) and ``ROWS`` (what an update
+or delete reads under WATCH) save a round trip each; ``PUT`` (memory_redis_put.py) is a whole put.
 """
 
 from __future__ import annotations
