@@ -141,8 +141,9 @@ def test_round_trips_per_query_do_not_grow_with_the_items(
         gone = [i.model_copy(update={"archived": True}) for i in every if int(i.id[2:]) % 20]
         store.memory_update(wm.session_id, gone)
         archived = {q: trips.during(lambda q=q: wm.query(q)) for q in ("beta", "beta common")}
-    # statistics (with the postings of rare terms), the items; capped terms: postings, lookup
-    assert small["rare7"] == large["rare7"] == 2
+    # statistics (with the postings of rare terms, and the rows of their few items), the items;
+    # capped terms: postings, lookup
+    assert small["rare7"] == large["rare7"] == 1
     assert small["nothing"] == large["nothing"] == 1
     assert all(count <= 4 for count in large.values()), large
     assert archived == {"beta": 3, "beta common": 3}
@@ -277,3 +278,32 @@ def test_replaced_items_leave_their_old_postings_and_totals_as_on_sqlite(stores:
     assert seen[0] == seen[1]
     assert seen[1][1][("gone", False)] == [] and seen[1][1][("word2", False)] == []
     assert [i for i, _ in seen[1][1][("kept second", False)]] == ["r1"]
+
+
+def test_rows_read_with_the_statistics_serve_the_next_get_once_and_never_after_a_write(
+    redis_server: RedisServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import threading
+
+    trips = CountingTrips(monkeypatch)
+    with open_store(load_settings(store_url=redis_server.url)) as store:
+        wm = memory(store)
+        sid = wm.session_id
+        made = [MemoryItem(id=f"z{n}", content=f"zebraword note {n}", importance=3) for n in range(3)]
+        store.memory_put(sid, indexed(made))
+        ids = [i for i, _ in store.memory_search(sid, ["zebraword"], 30, False)]
+        assert sorted(ids) == ["z0", "z1", "z2"]
+        assert trips.during(lambda: store.memory_get(sid, ids)) == 0  # read with the statistics
+        assert trips.during(lambda: store.memory_get(sid, ids)) == 1  # once only
+        store.memory_search(sid, ["zebraword"], 30, False)
+        store.memory_update(sid, [made[0].model_copy(update={"importance": 9})])
+        assert store.memory_get(sid, ["z0"])["z0"].importance == 9  # a write drops them
+        store.memory_search(sid, ["zebraword"], 30, False)
+        assert store.memory_get("another-session", ["z0"]) == {}  # another session: read anew
+        elsewhere = threading.Thread(target=lambda: store.memory_search(sid, ["zebraword"], 30, False))
+        elsewhere.start()
+        elsewhere.join()
+        assert trips.during(lambda: store.memory_get(sid, ["z1"])) == 1  # another thread's rows
+        # each query sees the touches of the queries before it (buffered, not yet written)
+        counts = [{h.item.id: h.item.access_count for h in wm.query("zebraword")} for _ in range(3)]
+        assert [c["z1"] for c in counts] == [0, 1, 2]

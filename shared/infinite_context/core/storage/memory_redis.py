@@ -33,6 +33,7 @@ converted on first use (``_ready``).
 from __future__ import annotations
 
 import json
+import threading
 from functools import partial
 from typing import Any
 
@@ -61,6 +62,7 @@ class RedisMemory:
         self.touches = TouchBuffer(self._write_touches)
         self._checked: set[str] = set()
         self.scripts = Scripts(conn.client)
+        self._prefetched = threading.local()  # per thread: (session, rows) (memory_get)
 
     def _m(self, session_id: str, name: str) -> str:
         return self.conn.key(session_id, f"mem:{name}")
@@ -109,6 +111,7 @@ class RedisMemory:
         return metas, terms, pipe.hget(keys[2], "seq")
 
     def memory_put(self, session_id: str, items: list[IndexedItem]) -> None:
+        self._forget_prefetched()
         self._ready(session_id)
         self.touches.flush()
         if items:
@@ -131,6 +134,7 @@ class RedisMemory:
     def memory_update(self, session_id: str, items: list[MemoryItem]) -> None:
         if not items:
             return
+        self._forget_prefetched()
         self._ready(session_id)
 
         def queue(pipe: Batch, old: dict[str, Meta], _terms: dict[str, Any], _seq: int) -> None:
@@ -183,6 +187,8 @@ class RedisMemory:
         self.touches.add(session_id, items)
 
     def _write_touches(self, session_id: str, items: list[MemoryItem]) -> None:
+        self._forget_prefetched()
+
         def write() -> None:
             batch = Batch()
             for item in items:
@@ -200,6 +206,7 @@ class RedisMemory:
         self.touches.flush()
 
     def memory_delete(self, session_id: str, ids: list[str]) -> int:
+        self._forget_prefetched()
         self._ready(session_id)
         self.touches.flush()
         self.touches.forget(session_id, ids)
@@ -242,7 +249,22 @@ class RedisMemory:
 
     def memory_get(self, session_id: str, ids: list[str]) -> dict[str, MemoryItem]:
         self._ready(session_id)
+        rows = self._take_prefetched(session_id)
+        if rows is not None and all(i in rows for i in ids):
+            found = [item for i in ids if (item := parse(*rows[i])) is not None]
+            self.touches.overlay(session_id, found)
+            return {i.id: i for i in found}
         return {i.id: i for i in self._items(session_id, ids)} if ids else {}
+
+    def _take_prefetched(self, session_id: str) -> dict[str, tuple[Any, Any]] | None:
+        """The rows the last search of this thread read with its statistics, once: a query's
+        ``memory_get`` right after its search reads them instead of asking Redis again (the
+        rows are as current as the scores; any write of this store drops them)."""
+        taken, self._prefetched.rows = getattr(self._prefetched, "rows", None), None
+        return taken[1] if taken is not None and taken[0] == session_id else None
+
+    def _forget_prefetched(self) -> None:
+        self._prefetched = threading.local()  # every thread's: a write makes them stale
 
     def memory_all(self, session_id: str, archived: bool | None = False) -> list[MemoryItem]:
         self._ready(session_id)
@@ -294,7 +316,11 @@ class RedisMemory:
         self, session_id: str, terms: list[str], limit: int, archived: bool
     ) -> list[tuple[str, float]]:
         self._ready(session_id)
-        return search.search(Postings(self, session_id, archived), terms, limit, archived)
+        postings = Postings(self, session_id, archived, limit)
+        found = search.search(postings, terms, limit, archived)
+        if postings.rows is not None:  # read with the statistics: the query's memory_get next
+            self._prefetched.rows = (session_id, postings.rows)
+        return found
 
     def memory_usage(self, session_id: str) -> tuple[int, int, int, int]:
         self._ready(session_id)
