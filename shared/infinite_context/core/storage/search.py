@@ -18,6 +18,10 @@ newest items; the ``COMPLETE`` best candidates then get that term's counts by di
 they are scored exactly. A term with a near-zero idf (in about half the items or more) is not
 read at all when the query has a selective term, since it cannot change the order. When no term
 is that common, the result is exact.
+
+Candidates are scored term by term, adding each term's part in one fixed order, so an item's
+score is the same float whichever backend supplied the postings; only the best are sorted (a
+heap), not every candidate of a common word.
 """
 
 from __future__ import annotations
