@@ -42,7 +42,7 @@ import orjson
 from ..errors import ConflictError
 from ..memory.model import MemoryItem, rank_key
 from . import search
-from .memory_redis_put import PutCall, missing_terms
+from .memory_redis_put import PutCall, Usage, put_reply
 from .memory_redis_rows import Batch, Meta, meta_row, parse, vocabulary
 from .memory_redis_search import Postings, Scripts
 from .parts import IndexedItem, IndexTerms
@@ -62,7 +62,9 @@ class RedisMemory:
         self.touches = TouchBuffer(self._write_touches)
         self._checked: set[str] = set()
         self.scripts = Scripts(conn.client)
-        self._prefetched = threading.local()  # per thread: (session, rows) (memory_get)
+        #: per thread, read with a search or left by a put: (session, rows) for the next
+        #: ``memory_get``, (session, usage) for the next ``memory_usage``; used once
+        self._prefetched = threading.local()
 
     def _m(self, session_id: str, name: str) -> str:
         return self.conn.key(session_id, f"mem:{name}")
@@ -123,8 +125,10 @@ class RedisMemory:
         call = PutCall(partial(self._m, session_id), items, SCHEMA, drop)
         for _ in range(WATCH_ATTEMPTS):
             reply = self._guard(partial(self.scripts.put, keys=call.keys(), args=call.args()))
-            missing = missing_terms(reply)
+            missing, usage = put_reply(reply)
             if not missing:
+                if usage is not None:  # what memory_usage would read now (auto-compaction's check)
+                    self._prefetched.usage = (session_id, usage)
                 return
             call.declare(missing)
         raise ConflictError(
@@ -263,6 +267,11 @@ class RedisMemory:
         taken, self._prefetched.rows = getattr(self._prefetched, "rows", None), None
         return taken[1] if taken is not None and taken[0] == session_id else None
 
+    def _take_usage(self, session_id: str) -> Usage | None:
+        """The usage the last put of this thread left, once (a store checks it right after)."""
+        taken, self._prefetched.usage = getattr(self._prefetched, "usage", None), None
+        return taken[1] if taken is not None and taken[0] == session_id else None
+
     def _forget_prefetched(self) -> None:
         self._prefetched = threading.local()  # every thread's: a write makes them stale
 
@@ -324,6 +333,9 @@ class RedisMemory:
 
     def memory_usage(self, session_id: str) -> tuple[int, int, int, int]:
         self._ready(session_id)
+        usage = self._take_usage(session_id)
+        if usage is not None:
+            return usage
 
         def read() -> list[Any]:
             pipe = self._client.pipeline(transaction=False)

@@ -36,7 +36,8 @@ NAMED = ("items", "access", "meta", "terms", "stats", "order", "archive", "rank"
 #: delete (the last KEYS), how many items, then per item: id, item JSON, access row, terms JSON,
 #: created (a float as text), rank key (text), accessed micros, tokens, archived, pinned, content
 #: type, dl, number of terms, then per term: term, body count, tag count. Reply: JSON
-#: ``{"missing": [terms]}`` (nothing written) or ``{"seq": last seq}``.
+#: ``{"missing": [terms]}`` (nothing written) or ``{"seq": last seq, "usage": [used tokens,
+#: live, pinned, archived]}`` (``memory_usage`` as the write left it: a store checks it next).
 PUT = """
 local prefix, declared = ARGV[1], {}
 for i = 1, #KEYS do declared[KEYS[i]] = true end
@@ -145,7 +146,11 @@ if used ~= 0 then redis.call('HINCRBY', stats_key, 'used', used) end
 if docs ~= 0 then redis.call('HINCRBY', stats_key, 'docs', docs) end
 if length ~= 0 then redis.call('HINCRBY', stats_key, 'length', length) end
 redis.call('SET', schema_key, ARGV[2])
-return cjson.encode({seq = last + count})
+local usage = {
+  redis.call('HGET', stats_key, 'used') or '0', redis.call('ZCARD', order_key),
+  redis.call('SCARD', pinned_key), redis.call('ZCARD', archive_key),
+}
+return cjson.encode({seq = last + count, usage = usage})
 """
 
 
@@ -196,8 +201,19 @@ class PutCall:
         return [self.prefix, self.schema, len(self.drop), len(self.items), *self.item_args]
 
 
-def missing_terms(reply: Any) -> list[str]:
-    """The terms a PUT reply says must be declared first (empty: the put is written)."""
+Usage = tuple[int, int, int, int]
+
+
+def put_reply(reply: Any) -> tuple[list[str], Usage | None]:
+    """(terms that must be declared first: nothing was written, usage after the write)."""
     decoded = orjson.loads(reply)
-    missing = decoded.get("missing") if isinstance(decoded, dict) else None
-    return [str(t) for t in missing] if isinstance(missing, list) else []
+    if not isinstance(decoded, dict):
+        return [], None
+    missing = decoded.get("missing")
+    if isinstance(missing, list) and missing:
+        return [str(t) for t in missing], None
+    usage = decoded.get("usage")
+    if isinstance(usage, list) and len(usage) == 4:
+        used, live, pinned, archived = (int(v) for v in usage)
+        return [], (used, live, pinned, archived)
+    return [], None
