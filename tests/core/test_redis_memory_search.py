@@ -313,3 +313,16 @@ def test_rows_read_with_the_statistics_serve_the_next_get_once_and_never_after_a
         # each query sees the touches of the queries before it (buffered, not yet written)
         counts = [{h.item.id: h.item.access_count for h in wm.query("zebraword")} for _ in range(3)]
         assert [c["z1"] for c in counts] == [0, 1, 2]
+
+
+def test_settle_writes_the_touches_queries_left_for_other_processes(redis_server: RedisServer) -> None:
+    with (
+        open_store(load_settings(store_url=redis_server.url)) as store,
+        open_store(load_settings(store_url=redis_server.url)) as other,
+    ):
+        wm = memory(store)
+        wm.store_item(content="settle me later", id="s1")
+        assert [h.item.id for h in wm.query("settle")] == ["s1"]
+        assert other.memory_get(wm.session_id, ["s1"])["s1"].access_count == 0  # still buffered
+        store.memory.memory_settle()  # type: ignore[attr-defined]
+        assert other.memory_get(wm.session_id, ["s1"])["s1"].access_count == 1

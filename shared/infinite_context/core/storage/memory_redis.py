@@ -209,6 +209,13 @@ class RedisMemory:
     def memory_flush(self) -> None:
         self.touches.flush()
 
+    def memory_settle(self) -> None:
+        """The work a write or read left for later, done now (the MCP server calls this after a
+        reply when no request waits). On Redis a put is whole when it returns (one script:
+        item, postings and totals), so what is left is the buffered access bookkeeping of
+        queries (touches.py), written here instead of by the timer."""
+        self.touches.flush()
+
     def memory_delete(self, session_id: str, ids: list[str]) -> int:
         self._forget_prefetched()
         self._ready(session_id)
