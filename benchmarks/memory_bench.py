@@ -363,8 +363,15 @@ def goals(results: dict[str, dict[int, dict[str, float]]], first: dict[str, tupl
     table("Issue 19 goals", ["", "measured", "goal", "met"], rows)
 
 
-def run(redis_url: str | None, quick: bool = False) -> None:
-    levels = [1_000, 10_000] if quick else [1_000, 10_000, 100_000]
+def run(
+    redis_url: str | None,
+    quick: bool = False,
+    levels: list[int] | None = None,
+    backends: list[str] | None = None,
+) -> None:
+    """``levels`` / ``backends`` narrow a run (e.g. ``--levels 1000 --backends redis`` while
+    comparing a change side by side with its base); the goals table then checks only those."""
+    levels = levels or ([1_000, 10_000] if quick else [1_000, 10_000, 100_000])
 
     def fresh() -> str:
         return f"sqlite:///{Path(tempfile.mkdtemp(prefix='ic-bench-mem-')) / 'brain.db'}"
@@ -372,6 +379,7 @@ def run(redis_url: str | None, quick: bool = False) -> None:
     urls = {"sqlite": fresh}
     if redis_url:
         urls["redis"] = lambda: redis_url  # each run uses its own session (project)
+    urls = {name: url for name, url in urls.items() if not backends or name in backends}
     results: dict[str, dict[int, dict[str, float]]] = {}
     first: dict[str, tuple[float, float]] = {}
     for backend, url in urls.items():

@@ -23,6 +23,10 @@ def main() -> None:
         choices=["mcp", "store", "transcript", "hooks", "merge", "resume", "memory", "lsp", "proxy"],
         help="run one group",
     )
+    parser.add_argument(
+        "--levels", type=int, nargs="+", help="memory: item counts to measure (default 1k 10k 100k)"
+    )
+    parser.add_argument("--backends", nargs="+", choices=["sqlite", "redis"], help="memory: backends to run")
     args = parser.parse_args()
     store_url = f"sqlite:///{Path(tempfile.mkdtemp(prefix='ic-bench-store-')) / 'brain.db'}"
     console.print(f"store: {store_url}")
@@ -62,7 +66,7 @@ def main() -> None:
         import store_bench
 
         with store_bench.redis_server() as redis_url:
-            memory_bench.run(redis_url, quick=args.quick)
+            memory_bench.run(redis_url, quick=args.quick, levels=args.levels, backends=args.backends)
 
     if args.only in (None, "lsp"):
         import lsp_bench

@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 
 from infinite_context.core.config import load_settings
-from infinite_context.core.memory.model import rank_key
+from infinite_context.core.memory.model import MemoryItem, rank_key
+from infinite_context.core.memory.working import indexed
 from infinite_context.core.models import utcnow
 from infinite_context.core.storage import Store, open_store
 from infinite_context.core.storage.search import FULL_READ
@@ -132,14 +133,17 @@ def test_round_trips_per_query_do_not_grow_with_the_items(
         wm.query("warm up")  # the scripts are loaded by the first query
         small = {q: trips.during(lambda q=q: wm.query(q)) for q in QUERIES}
         wm.bulk_store(made[60:])
+        for q in QUERIES:  # scripts not loaded yet are loaded on first use (SCRIPT LOAD, once)
+            wm.query(q)
         large = {q: trips.during(lambda q=q: wm.query(q)) for q in QUERIES}
         # most items archived: the few live candidates' counts come with the postings
         every = store.memory_all(wm.session_id)
         gone = [i.model_copy(update={"archived": True}) for i in every if int(i.id[2:]) % 20]
         store.memory_update(wm.session_id, gone)
         archived = {q: trips.during(lambda q=q: wm.query(q)) for q in ("beta", "beta common")}
-    # statistics (with the postings of rare terms), the items; capped terms: postings, lookup
-    assert small["rare7"] == large["rare7"] == 2
+    # statistics (with the postings of rare terms, and the rows of their few items), the items;
+    # capped terms: postings, lookup
+    assert small["rare7"] == large["rare7"] == 1
     assert small["nothing"] == large["nothing"] == 1
     assert all(count <= 4 for count in large.values()), large
     assert archived == {"beta": 3, "beta common": 3}
@@ -220,8 +224,105 @@ def test_a_store_costs_a_fixed_number_of_round_trips(
     with open_store(load_settings(store_url=redis_server.url)) as store:
         wm = memory(store)
         wm.bulk_store(items(50))
-        # WATCH, the rows script, MULTI..EXEC (and the memory's configuration)
+        # the PUT script (its reply has the usage auto-compaction checks next), the configuration
         counts = [trips.during(lambda n=n: wm.store_item(content=f"note {n} on redis")) for n in range(3)]
         wm.bulk_store(items(600)[50:])
         counts += [trips.during(lambda n=n: wm.store_item(content=f"more {n} on redis")) for n in range(3)]
-    assert max(counts) <= 4, counts
+
+        def put(item_id: str, content: str) -> int:
+            new = MemoryItem(id=item_id, content=content)
+            return trips.during(lambda: store.memory_put(wm.session_id, indexed([new])))
+
+        # new; replaced keeping its terms; replaced dropping one (the script names the posting
+        # list to leave, which it may only touch once declared: one call more)
+        puts = [put("new0", "fresh words"), put("new0", "fresh words again"), put("new0", "fresh")]
+        found = {t: [h.item.id for h in wm.query(t)] for t in ("fresh", "words", "again")}
+    assert max(counts) == 2, counts
+    assert puts == [1, 1, 2]
+    assert found == {"fresh": ["new0"], "words": [], "again": []}
+
+
+def test_replaced_items_leave_their_old_postings_and_totals_as_on_sqlite(stores: tuple[Store, Store]) -> None:
+    """memory_put is one script on Redis: a replaced item (new words, fewer words, another type,
+    archived, pinned, the same id twice in one put) leaves exactly its old postings and totals."""
+    session = f"replace-{uuid.uuid4().hex[:6]}"
+    first = [MemoryItem(id=f"r{n}", content=f"alpha{n % 4} shared word{n} " * (1 + n % 3)) for n in range(30)]
+    again = [
+        MemoryItem(
+            id=f"r{n}",
+            content=("error: boom " if n % 2 else "") + f"alpha{n % 3} fresh{n}",
+            archived=n % 5 == 0,
+            pinned=n % 7 == 0,
+        )
+        for n in range(0, 30, 2)
+    ]
+    twice = [MemoryItem(id="r1", content="first copy gone"), MemoryItem(id="r1", content="second copy kept")]
+    seen = []
+    for store in stores:
+        store.memory_put(session, indexed(first))
+        store.memory_put(session, indexed(again))
+        store.memory_put(session, indexed(twice))
+        queries = ["alpha0", "alpha1", "shared", "fresh4", "word2", "boom", "copy", "gone", "kept second"]
+        seen.append(
+            (
+                store.memory_usage(session),
+                {
+                    (q, archived): [
+                        (i, round(s, 9)) for i, s in store.memory_search(session, terms(q), 40, archived)
+                    ]
+                    for q in queries
+                    for archived in (False, True)
+                },
+            )
+        )
+    assert seen[0] == seen[1]
+    assert seen[1][1][("gone", False)] == [] and seen[1][1][("word2", False)] == []
+    assert [i for i, _ in seen[1][1][("kept second", False)]] == ["r1"]
+
+
+def test_rows_read_with_the_statistics_serve_the_next_get_once_and_never_after_a_write(
+    redis_server: RedisServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import threading
+
+    trips = CountingTrips(monkeypatch)
+    with open_store(load_settings(store_url=redis_server.url)) as store:
+        wm = memory(store)
+        sid = wm.session_id
+        made = [MemoryItem(id=f"z{n}", content=f"zebraword note {n}", importance=3) for n in range(3)]
+        store.memory_put(sid, indexed(made))
+        ids = [i for i, _ in store.memory_search(sid, ["zebraword"], 30, False)]
+        assert sorted(ids) == ["z0", "z1", "z2"]
+        assert trips.during(lambda: store.memory_get(sid, ids)) == 0  # read with the statistics
+        assert trips.during(lambda: store.memory_get(sid, ids)) == 1  # once only
+        store.memory_search(sid, ["zebraword"], 30, False)
+        store.memory_update(sid, [made[0].model_copy(update={"importance": 9})])
+        assert store.memory_get(sid, ["z0"])["z0"].importance == 9  # a write drops them
+        store.memory_search(sid, ["zebraword"], 30, False)
+        assert store.memory_get("another-session", ["z0"]) == {}  # another session: read anew
+        store.memory_put(sid, indexed([MemoryItem(id="z3", content="zebraword pinned", pinned=True)]))
+        usage: list[tuple[int, int, int, int]] = []
+        left = [trips.during(lambda: usage.append(store.memory_usage(sid))) for _ in range(2)]
+        assert left == [0, 1]  # the usage the put left, once; then read
+        tokens = sum(i.tokens for i in store.memory_get(sid, ["z0", "z1", "z2", "z3"]).values())
+        assert usage[0] == usage[1] == (tokens, 4, 1, 0)
+        elsewhere = threading.Thread(target=lambda: store.memory_search(sid, ["zebraword"], 30, False))
+        elsewhere.start()
+        elsewhere.join()
+        assert trips.during(lambda: store.memory_get(sid, ["z1"])) == 1  # another thread's rows
+        # each query sees the touches of the queries before it (buffered, not yet written)
+        counts = [{h.item.id: h.item.access_count for h in wm.query("zebraword")} for _ in range(3)]
+        assert [c["z1"] for c in counts] == [0, 1, 2]
+
+
+def test_settle_writes_the_touches_queries_left_for_other_processes(redis_server: RedisServer) -> None:
+    with (
+        open_store(load_settings(store_url=redis_server.url)) as store,
+        open_store(load_settings(store_url=redis_server.url)) as other,
+    ):
+        wm = memory(store)
+        wm.store_item(content="settle me later", id="s1")
+        assert [h.item.id for h in wm.query("settle")] == ["s1"]
+        assert other.memory_get(wm.session_id, ["s1"])["s1"].access_count == 0  # still buffered
+        store.memory.memory_settle()  # type: ignore[attr-defined]
+        assert other.memory_get(wm.session_id, ["s1"])["s1"].access_count == 1

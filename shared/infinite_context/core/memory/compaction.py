@@ -77,34 +77,38 @@ class Plan:
 def duplicates(items: list[MemoryItem], scores: dict[str, float]) -> Iterator[str]:
     """Ids to archive as duplicates, lowest score first: an item goes when it overlaps an item
     with a higher score that stays. Lazy, so compaction stops scanning once the target is met,
-    and each item stops at its first higher-scored duplicate."""
-    analysed = {i.id: _analysed(i) for i in items}
-    sets = {i: found for i, (found, _) in analysed.items()}
-    masks = {i: mask for i, (_, mask) in analysed.items()}
-    frequency: Counter[str] = Counter(chain.from_iterable(sets.values()))
+    and each item stops at its first higher-scored duplicate. Items are numbered in the order
+    they are checked (lowest score first, as ``sorted`` leaves ties): the scan then works on
+    lists and small ints, and "a higher score" is "a higher number, or a tie"."""
+    checked = sorted(items, key=lambda i: scores[i.id])
+    analysed = [_analysed(i) for i in checked]
+    sets = [found for found, _ in analysed]
+    masks = [mask for _, mask in analysed]
+    sizes = [len(found) for found in sets]
+    ranks = [scores[i.id] for i in checked]
+    frequency: Counter[str] = Counter(chain.from_iterable(sets))
     # one global order of terms, rarest first (ties by the term): prefixes must agree on it
     order = {t: n for n, t in enumerate(sorted(frequency, key=lambda t: (frequency[t], t)))}
-    prefixes: dict[str, list[str]] = {}
-    index: dict[str, list[str]] = {}
-    for item in items:
-        mine = sets[item.id]
+    prefixes: list[list[str]] = []
+    for mine in sets:
         ordered = sorted(mine, key=order.__getitem__)
-        prefixes[item.id] = ordered[: len(mine) - math.ceil(DUPLICATE_OVERLAP * len(mine)) + 1]
-        for term in prefixes[item.id]:
-            index.setdefault(term, []).append(item.id)
-    for ids in index.values():
-        ids.sort(key=lambda i: -scores[i])  # higher scores first: a scan stops at lower ones
-    gone: set[str] = set()
-    sizes = {i: len(s) for i, s in sets.items()}
-    for item in sorted(items, key=lambda i: scores[i.id]):
-        this, size = item.id, sizes[item.id]
+        prefixes.append(ordered[: len(mine) - math.ceil(DUPLICATE_OVERLAP * len(mine)) + 1])
+    number = {item.id: n for n, item in enumerate(checked)}
+    index: dict[str, list[int]] = {}
+    for item in items:  # in the given order: ties keep it through the stable sort below
+        for term in prefixes[number[item.id]]:
+            index.setdefault(term, []).append(number[item.id])
+    for numbers in index.values():
+        numbers.sort(key=lambda n: -ranks[n])  # higher scores first: a scan stops at lower ones
+    gone: set[int] = set()
+    for this, size in enumerate(sizes):
         if not size:
             continue
         low, high = DUPLICATE_OVERLAP * size, size / DUPLICATE_OVERLAP  # the size filter
-        mask, score, seen, checks, hit = masks[this], scores[this], {this}, 0, False
+        mask, score, seen, checks, hit = masks[this], ranks[this], {this}, 0, False
         for term in prefixes[this]:
             for other in index[term]:
-                if scores[other] < score:
+                if ranks[other] < score:
                     break
                 if other in seen or other in gone:
                     continue
@@ -122,7 +126,7 @@ def duplicates(items: list[MemoryItem], scores: dict[str, float]) -> Iterator[st
                 break
         if hit:
             gone.add(this)
-            yield this
+            yield checked[this].id
 
 
 def plan(items: list[MemoryItem], target: int, count: Callable[[str], int], now: datetime) -> Plan:
@@ -145,10 +149,11 @@ def plan(items: list[MemoryItem], target: int, count: Callable[[str], int], now:
 
     if used > target:  # phase 2
         now_items = [result.changed.get(i.id, i) for i in movable]
+        by_id = {i.id: i for i in now_items}  # not a scan of ``movable`` per duplicate
         for item_id in duplicates(now_items, scores):
             if used <= target:
                 break
-            item = result.changed.get(item_id) or next(i for i in movable if i.id == item_id)
+            item = by_id[item_id]
             used -= item.tokens
             result.changed[item_id] = item.model_copy(update={"archived": True})
             result.deduplicated.append(item_id)

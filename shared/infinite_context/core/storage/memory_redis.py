@@ -18,20 +18,22 @@ Keys (``ic:{<session>}:mem:...``):
 ``config``         STRING  the memory configuration;  ``schema``: "2"
 =================  ======  ===================================================================
 
-Every item write WATCHes ``meta`` and ``stats``, reads the old rows and ``seq`` (one script call)
-and applies its deltas to ``stats`` in the same MULTI, so usage is one HGET and counts are
-ZCARD/SCARD. Search reads ZCARDs and capped ZREVRANGEs in scripts that filter and compact the
-postings on the server (memory_redis_search.py); storage/search.py bounds the work and computes
-BM25 exactly as on SQLite. Pages and recall's ranked reads are one script call each. Access bookkeeping
-is buffered (touches.py) and written to ``access``/``rank``/``recent`` only (ZADD XX, so a
-deleted or archived item is never put back). Sessions written by schema 1 (hash posting lists)
-are converted on first use (``_ready``).
+A put (new or replaced items) is one atomic script call (memory_redis_put.py) that reads the old
+rows and ``seq`` and writes the item, its postings and the deltas of ``stats``; updates and
+deletes WATCH ``meta`` and ``stats``, read the old rows (one script call) and apply their deltas
+in one MULTI. Usage is one HGET and counts are ZCARD/SCARD. Search reads ZCARDs and capped
+ZREVRANGEs in scripts that filter and compact the postings on the server
+(memory_redis_search.py); storage/search.py bounds the work and computes BM25 exactly as on
+SQLite. Pages and recall's ranked reads are one script call each. Access bookkeeping is buffered
+(touches.py) and written to ``access``/``rank``/``recent`` only (ZADD XX, so a deleted or
+archived item is never put back). Sessions written by schema 1 (hash posting lists) are
+converted on first use (``_ready``).
 """
 
 from __future__ import annotations
 
 import json
-from collections import Counter
+import threading
 from functools import partial
 from typing import Any
 
@@ -40,7 +42,8 @@ import orjson
 from ..errors import ConflictError
 from ..memory.model import MemoryItem, rank_key
 from . import search
-from .memory_redis_rows import Batch, Meta, meta_row, parse, posting, vocabulary
+from .memory_redis_put import PutCall, Usage, put_reply
+from .memory_redis_rows import Batch, Meta, meta_row, parse, vocabulary
 from .memory_redis_search import Postings, Scripts
 from .parts import IndexedItem, IndexTerms
 from .redis_conn import RedisConnection, text
@@ -59,6 +62,9 @@ class RedisMemory:
         self.touches = TouchBuffer(self._write_touches)
         self._checked: set[str] = set()
         self.scripts = Scripts(conn.client)
+        #: per thread, read with a search or left by a put: (session, rows) for the next
+        #: ``memory_get``, (session, usage) for the next ``memory_usage``; used once
+        self._prefetched = threading.local()
 
     def _m(self, session_id: str, name: str) -> str:
         return self.conn.key(session_id, f"mem:{name}")
@@ -107,45 +113,32 @@ class RedisMemory:
         return metas, terms, pipe.hget(keys[2], "seq")
 
     def memory_put(self, session_id: str, items: list[IndexedItem]) -> None:
+        self._forget_prefetched()
         self._ready(session_id)
         self.touches.flush()
         if items:
             self._put(session_id, items)
 
     def _put(self, session_id: str, items: list[IndexedItem], drop: frozenset[str] = frozenset()) -> None:
-        ids = [i.item.id for i in items]
-
-        def queue(pipe: Batch, old: dict[str, Meta], old_terms: dict[str, Any], last_seq: int) -> None:
-            first = last_seq + 1  # new items are numbered in order (postings: newest first)
-            pipe.hincrby(self._m(session_id, "stats"), "seq", len(items))
-            for key in sorted(drop):  # schema 1 keys replaced in the same MULTI
-                pipe.delete(key)
-            used = docs = length = 0
-            for n, (item, terms) in enumerate(items):
-                before = old.get(item.id)
-                for term in old_terms.get(item.id, {}):
-                    pipe.zrem(self._m(session_id, f"t:{term}"), item.id)
-                body, tags = Counter(terms.body), Counter(terms.tags)
-                counts = {t: [body.get(t, 0), tags.get(t, 0)] for t in sorted(set(body) | set(tags))}
-                seq = before.seq if before is not None else first + n
-                for term, (body_tf, tag_tf) in counts.items():
-                    pipe.zadd(self._m(session_id, f"t:{term}"), {item.id: posting(seq, body_tf, tag_tf)})
-                dl = sum(body.values()) + sum(tags.values())
-                pipe.hset(self._m(session_id, "terms"), item.id, json.dumps(counts))
-                pipe.hset(
-                    self._m(session_id, "access"), item.id, f"{micros(item.accessed_at)} {item.access_count}"
-                )
-                self._queue_item(pipe, session_id, item, before, seq, dl)
-                used += (0 if item.archived else item.tokens) - (before.live_tokens if before else 0)
-                docs += 0 if before is not None else 1
-                length += dl - (before.dl if before is not None else 0)
-            self._queue_stats(pipe, session_id, used=used, docs=docs, length=length)
-
-        self._transaction(session_id, ids, queue)
+        """One PUT script call (memory_redis_put.py); again with more posting lists declared when
+        a replaced item was indexed under terms the new version does not have."""
+        call = PutCall(partial(self._m, session_id), items, SCHEMA, drop)
+        for _ in range(WATCH_ATTEMPTS):
+            reply = self._guard(partial(self.scripts.put, keys=call.keys(), args=call.args()))
+            missing, usage = put_reply(reply)
+            if not missing:
+                if usage is not None:  # what memory_usage would read now (auto-compaction's check)
+                    self._prefetched.usage = (session_id, usage)
+                return
+            call.declare(missing)
+        raise ConflictError(
+            f"the working memory of session {session_id} kept changing", fix="retry the write"
+        )
 
     def memory_update(self, session_id: str, items: list[MemoryItem]) -> None:
         if not items:
             return
+        self._forget_prefetched()
         self._ready(session_id)
 
         def queue(pipe: Batch, old: dict[str, Meta], _terms: dict[str, Any], _seq: int) -> None:
@@ -198,6 +191,8 @@ class RedisMemory:
         self.touches.add(session_id, items)
 
     def _write_touches(self, session_id: str, items: list[MemoryItem]) -> None:
+        self._forget_prefetched()
+
         def write() -> None:
             batch = Batch()
             for item in items:
@@ -214,7 +209,15 @@ class RedisMemory:
     def memory_flush(self) -> None:
         self.touches.flush()
 
+    def memory_settle(self) -> None:
+        """The work a write or read left for later, done now (the MCP server calls this after a
+        reply when no request waits). On Redis a put is whole when it returns (one script:
+        item, postings and totals), so what is left is the buffered access bookkeeping of
+        queries (touches.py), written here instead of by the timer."""
+        self.touches.flush()
+
     def memory_delete(self, session_id: str, ids: list[str]) -> int:
+        self._forget_prefetched()
         self._ready(session_id)
         self.touches.flush()
         self.touches.forget(session_id, ids)
@@ -257,7 +260,27 @@ class RedisMemory:
 
     def memory_get(self, session_id: str, ids: list[str]) -> dict[str, MemoryItem]:
         self._ready(session_id)
+        rows = self._take_prefetched(session_id)
+        if rows is not None and all(i in rows for i in ids):
+            found = [item for i in ids if (item := parse(*rows[i])) is not None]
+            self.touches.overlay(session_id, found)
+            return {i.id: i for i in found}
         return {i.id: i for i in self._items(session_id, ids)} if ids else {}
+
+    def _take_prefetched(self, session_id: str) -> dict[str, tuple[Any, Any]] | None:
+        """The rows the last search of this thread read with its statistics, once: a query's
+        ``memory_get`` right after its search reads them instead of asking Redis again (the
+        rows are as current as the scores; any write of this store drops them)."""
+        taken, self._prefetched.rows = getattr(self._prefetched, "rows", None), None
+        return taken[1] if taken is not None and taken[0] == session_id else None
+
+    def _take_usage(self, session_id: str) -> Usage | None:
+        """The usage the last put of this thread left, once (a store checks it right after)."""
+        taken, self._prefetched.usage = getattr(self._prefetched, "usage", None), None
+        return taken[1] if taken is not None and taken[0] == session_id else None
+
+    def _forget_prefetched(self) -> None:
+        self._prefetched = threading.local()  # every thread's: a write makes them stale
 
     def memory_all(self, session_id: str, archived: bool | None = False) -> list[MemoryItem]:
         self._ready(session_id)
@@ -309,10 +332,17 @@ class RedisMemory:
         self, session_id: str, terms: list[str], limit: int, archived: bool
     ) -> list[tuple[str, float]]:
         self._ready(session_id)
-        return search.search(Postings(self, session_id, archived), terms, limit, archived)
+        postings = Postings(self, session_id, archived, limit)
+        found = search.search(postings, terms, limit, archived)
+        if postings.rows is not None:  # read with the statistics: the query's memory_get next
+            self._prefetched.rows = (session_id, postings.rows)
+        return found
 
     def memory_usage(self, session_id: str) -> tuple[int, int, int, int]:
         self._ready(session_id)
+        usage = self._take_usage(session_id)
+        if usage is not None:
+            return usage
 
         def read() -> list[Any]:
             pipe = self._client.pipeline(transaction=False)

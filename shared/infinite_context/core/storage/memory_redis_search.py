@@ -3,7 +3,8 @@ storage/search.py reads it, with the per-posting work on the server: a query cos
 round trips and a few small replies, whatever the number of items.
 
 Reading posting lists and item rows from Python cost ~5 us per reply element in redis-py's
-parser (hiredis is not a dependency): a query whose terms each had a couple of hundred postings
+pure-Python parser (hiredis, a dependency since, parses in C, but a reply still becomes Python
+objects one element at a time): a query whose terms each had a couple of hundred postings
 (rare words at 100k items) fetched them with their scores, sent their ids back in an ``HMGET
 meta`` and parsed the rows, ~2,400 elements and 9 ms, most of them archived items it then
 dropped. Lua scripts (plain Redis >= 6, run by EVALSHA, every key named in KEYS and under the
@@ -12,8 +13,8 @@ one JSON string (counts as numbers, totals and scores as text, exact): ``STATIST
 totals, the document frequencies and the postings of the rare terms, ``POSTINGS`` the capped
 posting lists, both keeping the postings of live (or archived) items with their length, and
 ``COUNTS`` looks up the counts of given items. The BM25 arithmetic stays in storage/search.py,
-shared with SQLite, so both rank alike. ``RANGE`` (pages, recall) and ``ROWS`` (what a write
-reads under WATCH) save a round trip each.
+shared with SQLite, so both rank alike. ``RANGE`` (pages, recall) and ``ROWS`` (what an update
+or delete reads under WATCH) save a round trip each; ``PUT`` (memory_redis_put.py) is a whole put.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from . import search
+from .memory_redis_put import PUT
 
 if TYPE_CHECKING:
     from redis.commands.core import Script
@@ -72,29 +74,48 @@ local function read(meta, keys, lasts, want)
 end
 """
 
-#: KEYS: stats, meta, then one posting list per query term; ARGV: "1"/"0" (archived or live
-#: items), FULL_READ, MAX_TERMS. Reply: JSON [docs, length, [df per term], {term number:
-#: postings}]. The postings of up to MAX_TERMS of the rarest terms found in at most FULL_READ
-#: items come with the statistics: search.py reads such a term whole, so a query made of rare
-#: words or identifiers costs one round trip instead of two.
+#: KEYS: stats, meta, items, access, then one posting list per query term; ARGV: "1"/"0"
+#: (archived or live items), FULL_READ, MAX_TERMS, PREFETCH. Reply: JSON [docs, length, [df per
+#: term], {term number: postings}, rows or false]. The postings of up to MAX_TERMS of the rarest
+#: terms found in at most FULL_READ items come with the statistics: search.py reads such a term
+#: whole, so a query made of rare words or identifiers costs one round trip instead of two. When
+#: every term found was read so, and they name at most PREFETCH items (search.py then returns
+#: all of them), their rows come too: [[id, item JSON or false, access row or false], ...],
+#: which the query reads next (``memory_get``): one round trip less again.
 STATISTICS = (
     READ
     + """
 local stats = redis.call('HMGET', KEYS[1], 'docs', 'length')
-local cards, small = {}, {}
-for i = 3, #KEYS do
+local cards, small, found = {}, {}, 0
+for i = 5, #KEYS do
   local n = redis.call('ZCARD', KEYS[i])
-  cards[i - 2] = n
-  if n > 0 and n <= tonumber(ARGV[2]) then small[#small + 1] = i - 2 end
+  cards[i - 4] = n
+  if n > 0 then found = found + 1 end
+  if n > 0 and n <= tonumber(ARGV[2]) then small[#small + 1] = i - 4 end
 end
 table.sort(small, function(a, b) return cards[a] < cards[b] or (cards[a] == cards[b] and a < b) end)
 local keys, lasts, chosen = {}, {}, {}
 for k = 1, math.min(#small, tonumber(ARGV[3])) do
-  keys[k] = KEYS[small[k] + 2]; lasts[k] = -1; chosen[k] = small[k]
+  keys[k] = KEYS[small[k] + 4]; lasts[k] = -1; chosen[k] = small[k]
 end
 local read_rows, early = read(KEYS[2], keys, lasts, ARGV[1]), {}
 for k = 1, #chosen do early[tostring(chosen[k])] = read_rows[k] end
-return cjson.encode({stats[1] or '0', stats[2] or '0', cards, early})
+local rows = false
+if found > 0 and #chosen == found then
+  local ids, seen = {}, {}
+  for k = 1, #read_rows do
+    for _, row in ipairs(read_rows[k]) do
+      if not seen[row[1]] then seen[row[1]] = true; ids[#ids + 1] = row[1] end
+    end
+  end
+  if #ids > 0 and #ids <= tonumber(ARGV[4]) then
+    local items = redis.call('HMGET', KEYS[3], unpack(ids))
+    local access = redis.call('HMGET', KEYS[4], unpack(ids))
+    rows = {}
+    for k = 1, #ids do rows[k] = {ids[k], items[k], access[k]} end
+  end
+end
+return cjson.encode({stats[1] or '0', stats[2] or '0', cards, early, rows})
 """
 )
 
@@ -207,6 +228,7 @@ class Scripts:
         self.counts: Script = client.register_script(COUNTS)
         self.range: Script = client.register_script(RANGE)
         self.rows: Script = client.register_script(ROWS)
+        self.put: Script = client.register_script(PUT)
 
     @staticmethod
     def on_connection(pipe: Any, script: Script, keys: list[str], args: list[Any]) -> Any:
@@ -231,8 +253,10 @@ class Postings:
     """One session's index as storage/search.py reads it, for one query on live (or archived)
     items: the postings read with the statistics are kept for ``postings``."""
 
-    def __init__(self, memory: RedisMemory, session_id: str, archived: bool) -> None:
-        self.memory, self.sid, self.archived = memory, session_id, archived
+    def __init__(self, memory: RedisMemory, session_id: str, archived: bool, limit: int = 0) -> None:
+        self.memory, self.sid, self.archived, self.limit = memory, session_id, archived, limit
+        #: the rows of every candidate, when the statistics brought them (see STATISTICS)
+        self.rows: dict[str, tuple[Any, Any]] | None = None
         self.early: dict[str, list[search.Posting]] = {}
         #: per capped term, the candidates whose counts were looked up with the postings
         self.completed: dict[str, tuple[set[str], dict[str, tuple[int, int]]]] = {}
@@ -241,10 +265,13 @@ class Postings:
         return self.memory._m(self.sid, name)
 
     def statistics(self, terms: list[str]) -> tuple[int, int, dict[str, int]]:
-        keys = [self._key("stats"), self._key("meta"), *(self._key(f"t:{t}") for t in terms)]
-        args: list[str | int] = [self._flag(self.archived), search.FULL_READ, search.MAX_TERMS]
+        named = [self._key(n) for n in ("stats", "meta", "items", "access")]
+        keys = [*named, *(self._key(f"t:{t}") for t in terms)]
+        args: list[str | int] = [self._flag(self.archived), search.FULL_READ, search.MAX_TERMS, self.limit]
         reply = self.memory._guard(lambda: self.memory.scripts.statistics(keys=keys, args=args))
-        docs, length, cards, early = orjson.loads(reply)
+        docs, length, cards, early, rows = orjson.loads(reply)
+        if isinstance(rows, list):
+            self.rows = {str(i): (raw or None, access or None) for i, raw, access in rows}
         cards = cards if isinstance(cards, list) else []
         for number, rows in early.items() if isinstance(early, dict) else ():
             self.early[terms[int(number) - 1]] = _postings(rows)

@@ -18,11 +18,17 @@ newest items; the ``COMPLETE`` best candidates then get that term's counts by di
 they are scored exactly. A term with a near-zero idf (in about half the items or more) is not
 read at all when the query has a selective term, since it cannot change the order. When no term
 is that common, the result is exact.
+
+Candidates are scored term by term, adding each term's part in one fixed order, so an item's
+score is the same float whichever backend supplied the postings; only the best are sorted (a
+heap), not every candidate of a common word.
 """
 
 from __future__ import annotations
 
+import heapq
 import math
+from collections.abc import Iterable
 from typing import Protocol
 
 K1, B, TAG_WEIGHT = 1.2, 0.75, 5.0
@@ -91,23 +97,31 @@ def search(source: PostingSource, terms: list[str], limit: int, archived: bool) 
             counts[term][item_id] = (body_tf, tag_tf)
             lengths[item_id] = dl
 
-    def score(item_id: str) -> float:
-        dl = lengths[item_id]
-        total_score = 0.0
+    def scores(ids: Iterable[str]) -> dict[str, float]:
+        """BM25 of ``ids``, term by term in ``used`` order: each item's sum is formed in the same
+        order (from 0.0) as a per-item loop over ``used``, so the floats are identical, at one
+        pass over each term's postings instead of a dict lookup per item and term."""
+        wanted = dict.fromkeys(ids, 0.0)
         for term in used:
-            found = counts[term].get(item_id)
-            if found is not None:
-                total_score += term_score(weights[term], found[0], found[1], dl, avgdl)
-        return total_score
+            weight, found = weights[term], counts[term]
+            if len(found) <= len(wanted):
+                pairs: Iterable[tuple[str, tuple[int, int]]] = (
+                    (i, tf) for i, tf in found.items() if i in wanted
+                )
+            else:
+                pairs = ((i, found[i]) for i in wanted if i in found)
+            for item_id, (body_tf, tag_tf) in pairs:
+                wanted[item_id] += term_score(weight, body_tf, tag_tf, lengths[item_id], avgdl)
+        return wanted
+
+    def best(scored: dict[str, float], count: int) -> list[tuple[str, float]]:
+        return heapq.nsmallest(count, scored.items(), key=lambda pair: (-pair[1], pair[0]))
 
     capped = [t for t in used if caps[t] is not None]
+    candidates: Iterable[str] = lengths
     if capped:  # complete the capped terms' counts for the best candidates
-        best = sorted(lengths, key=lambda i: (-score(i), i))[: max(COMPLETE, limit)]
-        wanted = {t: [i for i in best if i not in counts[t]] for t in capped}
+        candidates = [i for i, _ in best(scores(lengths), max(COMPLETE, limit))]
+        wanted = {t: [i for i in candidates if i not in counts[t]] for t in capped}
         for term, found in source.lookup({t: ids for t, ids in wanted.items() if ids}).items():
             counts[term].update(found)
-        candidates = best
-    else:
-        candidates = list(lengths)
-    ranked = sorted(((i, score(i)) for i in candidates), key=lambda pair: (-pair[1], pair[0]))
-    return ranked[:limit]
+    return best(scores(candidates), limit)
