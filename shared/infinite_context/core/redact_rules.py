@@ -43,6 +43,14 @@ class Rule:
     #: the match must not continue a word (``\b`` written as a check: a pattern that starts
     #: with ``\b`` is tried at every position, ~200x slower than one that starts with a literal)
     word_start: bool = False
+    #: every match is at least ``WORD_MIN_CHARS`` characters with no whitespace: ``redact``
+    #: skips the rule on a text without such a word (most notes), and otherwise looks for the
+    #: rule's literal starts in those words only (checked against each pattern by a test)
+    within_word: bool = False
+
+
+#: the shortest match of a ``within_word`` rule (a Slack token: ``xoxb-`` and 10 characters)
+WORD_MIN_CHARS = 15
 
 
 # ---- value checks ------------------------------------------------------------------------------
@@ -163,7 +171,7 @@ def _r(pattern: str, flags: int = 0) -> re.Pattern[str]:
 
 def _token(kind: str, pattern: str) -> Rule:
     """A provider token with a fixed prefix: the pattern starts with it, no keyword gate."""
-    return Rule(kind, None, _r(pattern + r"(?![\w-])"), word_start=True)
+    return Rule(kind, None, _r(pattern + r"(?![\w-])"), word_start=True, within_word=True)
 
 
 _PEM_MARK = r"-----{0}[ A-Z0-9_-]{{0,100}}PRIVATE KEY(?: BLOCK)?-----"
@@ -407,5 +415,12 @@ RULES: list[Rule] = [
         named_value,
     ),
     # -- detect-secrets' high-entropy base64 check, on quoted strings
-    Rule("high-entropy", None, _r(r"""(["'`])([A-Za-z0-9+/_\-]{32,}={0,2})\1"""), 2, _value(_high_entropy)),
+    Rule(
+        "high-entropy",
+        None,
+        _r(r"""(["'`])([A-Za-z0-9+/_\-]{32,}={0,2})\1"""),
+        2,
+        _value(_high_entropy),
+        within_word=True,
+    ),
 ]
