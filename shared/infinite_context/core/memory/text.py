@@ -18,13 +18,27 @@ _ERROR = re.compile(
     r"(?im)^\s*(?:error|panic|fatal|exception)\b\s*:|traceback \(most recent call last\)|"
     r"^\s+at [\w.$<>]+\(.*:\d+\)|^\s*File \".*\", line \d+|\w(?:Error|Exception):"
 )
-_DECISION = re.compile(
-    r"(?i)\b(decided|decision|going with|we chose|chose to|approach:|settled on|agreed to)\b"
+_DECISION_WORDS = (
+    "decided",
+    "decision",
+    "going with",
+    "we chose",
+    "chose to",
+    "approach:",
+    "settled on",
+    "agreed to",
 )
+_DECISION = re.compile(r"(?i)\b(" + "|".join(map(re.escape, _DECISION_WORDS)) + r")\b")
 _CODE = re.compile(
     r"(?m)^```|^\s*(?:func|def|class|fn|function|interface|struct|impl|package|import)\b[^\n]*[({:]?"
 )
 _TOOL = re.compile(r"(?m)^\$ |[│┃┌┐└┘├┤─━╭╮╰╯|]{3,}|^\s*\+[-+]{3,}\+")
+# The patterns above ignore case or start with ``^``/a class: the engine tries them at every
+# position (~10-17 µs each on a 500-character note, a tenth of a ``store``). Each needs one of
+# these texts (lower-case), which a substring scan rules out first; ``(?i)`` also matches a few
+# non-ASCII letters (K for k), so a text that is not ASCII always gets the full pattern.
+_ERROR_NEEDS = ("error", "panic", "fatal", "exception", "traceback (most recent call last)", "at ", 'file "')
+_TOOL_NEEDS = ("$ ", "|", "+")  # the box-drawing characters are not ASCII
 
 INFRA = (
     "kubernetes",
@@ -48,20 +62,27 @@ INFRA = (
     "grpc",
 )
 _INFRA = re.compile(r"\b(" + "|".join(INFRA) + r")\b")
-_EXT = re.compile(
-    r"\b[\w./-]+\.(py|ts|tsx|js|jsx|go|rs|java|kt|rb|php|cs|cpp|c|h|sql|yaml|yml|json|toml|md|sh|tf)\b"
-)
+_EXTENSIONS = "py|ts|tsx|js|jsx|go|rs|java|kt|rb|php|cs|cpp|c|h|sql|yaml|yml|json|toml|md|sh|tf"
+_EXT = re.compile(r"\b[\w./-]+\.(" + _EXTENSIONS + r")\b")
+#: how every ``_EXT`` match ends; it starts with a literal, which the engine finds fast, while
+#: ``_EXT`` is tried at every word character: a note without one skips ``_EXT``
+_EXT_END = re.compile(r"\.(?:" + _EXTENSIONS + r")\b")
 _URL = re.compile(r"https?://\S+")
 
 
+def _may_hold(content: str, lowered: str, needs: tuple[str, ...]) -> bool:
+    return not content.isascii() or any(need in lowered for need in needs)
+
+
 def detect_type(content: str) -> ContentType:
-    if _ERROR.search(content):
+    lowered = content.lower()
+    if _may_hold(content, lowered, _ERROR_NEEDS) and _ERROR.search(content):
         return "error"
-    if _DECISION.search(content):
+    if _may_hold(content, lowered, _DECISION_WORDS) and _DECISION.search(content):
         return "decision"
     if _CODE.search(content):
         return "code"
-    if _TOOL.search(content):
+    if _may_hold(content, content, _TOOL_NEEDS) and _TOOL.search(content):
         return "tool_output"
     return "prose"
 
@@ -69,7 +90,8 @@ def detect_type(content: str) -> ContentType:
 def auto_tags(content: str, content_type: str) -> list[str]:
     tags = [content_type]
     lowered = content.lower()
-    tags += [f".{ext}" for ext in dict.fromkeys(m.group(1) for m in _EXT.finditer(content))]
+    if _EXT_END.search(content):
+        tags += [f".{ext}" for ext in dict.fromkeys(m.group(1) for m in _EXT.finditer(content))]
     tags += list(dict.fromkeys(m.group(1) for m in _INFRA.finditer(lowered)))
     if _URL.search(content):
         tags.append("reference")
