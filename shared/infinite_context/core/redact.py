@@ -55,6 +55,11 @@ def _replacer(rule: Rule) -> Callable[[re.Match[str]], str]:
     return replace
 
 
+def _shortest(texts: tuple[str, ...]) -> tuple[str, ...]:
+    """``texts`` without those that hold another one: where one is, the shorter one is too."""
+    return tuple(t for t in texts if not any(o != t and o in t for o in texts))
+
+
 @dataclass(frozen=True)
 class _Step:
     """A rule as ``redact`` runs it: its place in the table, and what gates it."""
@@ -66,6 +71,8 @@ class _Step:
     #: every match begins with one of these (``redact_starts``); None: unknown
     found: tuple[str, ...] | None
     folded: bool  # the pattern ignores case (an enum operation: not once a call)
+    #: ``Rule.needs`` without those holding another one (``PASSWORD`` holds ``PASS``)
+    needs: tuple[str, ...] | None
 
 
 _STEPS = [
@@ -76,6 +83,7 @@ _STEPS = [
         rule.keywords,
         starts(rule.pattern),
         bool(rule.pattern.flags & re.IGNORECASE),
+        None if rule.needs is None else _shortest(rule.needs),
     )
     for n, rule in enumerate(RULES)
 ]
@@ -267,7 +275,9 @@ def _step(step: _Step, text: str, view: _View) -> str:
     changed = False
     for start, end in spans:
         segment = text[start:end]
-        if step.found is None:
+        if step.needs is not None and not any(need in segment for need in step.needs):
+            done = segment
+        elif step.found is None:
             done = rule.pattern.sub(step.replace, segment)
         else:
             done = _sub_at(rule.pattern, step.replace, segment, step.found, step.folded)

@@ -47,6 +47,8 @@ class Rule:
     #: skips the rule on a text without such a word (most notes), and otherwise looks for the
     #: rule's literal starts in those words only (checked against each pattern by a test)
     within_word: bool = False
+    #: every match holds one of these texts (case as written): a line without one is skipped
+    needs: tuple[str, ...] | None = None
 
 
 #: the shortest match of a ``within_word`` rule (a Slack token: ``xoxb-`` and 10 characters)
@@ -182,9 +184,8 @@ _SECRET_NAME = (
     r"|signing[_\-]?key|encryption[_\-]?key|master[_\-]?key|session[_\-]?key|\bdsn)[\w.\-]*"
 )
 #: .env style: an upper-case variable whose name says it holds a secret (KEY and AUTH too)
-_ENV_NAME = (
-    r"[A-Z][A-Z0-9_]*(?:TOKEN|SECRET|KEY|DSN|PASS|PASSWD|PASSWORD|PWD|AUTH|CREDENTIALS?|SIG|COOKIE)[A-Z0-9_]*"
-)
+_ENV_WORDS = "TOKEN|SECRET|KEY|DSN|PASS|PASSWD|PASSWORD|PWD|AUTH|CREDENTIALS?|SIG|COOKIE"
+_ENV_NAME = r"[A-Z][A-Z0-9_]*(?:" + _ENV_WORDS + r")[A-Z0-9_]*"
 #: a value: quoted, or a bare word (``=`` only as base64 padding at its end: ``a=b`` is another pair)
 _VALUE = (
     r"""("[^"\n]{1,500}"|'[^'\n]{1,500}'|`[^`\n]{1,500}`"""
@@ -404,6 +405,7 @@ RULES: list[Rule] = [
         _r(r"(" + _ENV_NAME + r"[ \t]*=[ \t]*)" + _VALUE),
         2,
         lambda m: _at_line_start(m) and named_value(m),
+        needs=tuple(word.removesuffix("S?") for word in _ENV_WORDS.split("|")),
     ),
     Rule(
         "secret",
