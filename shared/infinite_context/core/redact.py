@@ -90,12 +90,8 @@ _STEPS = [
 #: the steps a text without a WORD_MIN_CHARS word needs (most notes): no ``within_word`` rule
 _SHORT = [step for step in _STEPS if not step.rule.within_word]
 _WORD_STEPS = [s for s in _STEPS if s.rule.within_word]
-#: every keyword of a rule over keyword lines, each looked for once a text, shortest first with
-#: the keywords inside it: one that holds an absent keyword (``password``, ``pass``) is absent too
-_KEYWORDS = [
-    (k, tuple(j for j in sorted({k for s in _STEPS for k in s.keywords or ()}) if j != k and j in k))
-    for k in sorted({k for s in _STEPS for k in s.keywords or ()}, key=len)
-]
+#: every keyword of a rule over keyword lines, each looked for once a text
+_KEYWORDS = sorted({k for s in _STEPS for k in s.keywords or ()})
 #: ``within_word`` steps tried on every text with a long word (starts unknown, or ignoring case)
 _UNGATED = frozenset(s.order for s in _WORD_STEPS if s.found is None or s.folded)
 _WORD_STARTS = sorted(
@@ -123,15 +119,10 @@ class _View:
         self.text = text
         #: lower-cased, one character a code point (the others as ``?``), so offsets agree
         self.low = text.lower() if text.isascii() else text.encode("ascii", "replace").lower().decode()
-        present: set[str] = set()
-        for keyword, inside in _KEYWORDS:
-            if all(k in present for k in inside) and keyword in self.low:
-                present.add(keyword)
-        self.keywords = frozenset(present)
+        self.keywords = frozenset(k for k in _KEYWORDS if k in self.low)
         #: the text's words of at least WORD_MIN_CHARS characters ("" when none: most notes)
         words = " ".join(w for w in text.split() if len(w) >= WORD_MIN_CHARS)
-        #: the steps worth trying, in table order
-        self.steps = _SHORT
+        steps = _SHORT
         if words:
             admitted = set(_UNGATED)
             match = _WORD_START.search(words)
@@ -139,7 +130,9 @@ class _View:
                 admitted |= _ADMITS[match.group()]
                 match = _WORD_START.search(words, match.start() + 1)
             if admitted:
-                self.steps = sorted(_SHORT + [_STEPS[n] for n in admitted], key=lambda s: s.order)
+                steps = sorted(_SHORT + [_STEPS[n] for n in admitted], key=lambda s: s.order)
+        #: the steps worth trying, in table order: no keyword rule none of whose keywords occurs
+        self.steps = [s for s in steps if s.keywords is None or not self.keywords.isdisjoint(s.keywords)]
 
 
 def _occurs(found: tuple[str, ...], text: str, folded: bool) -> bool:
@@ -267,8 +260,6 @@ def _step(step: _Step, text: str, view: _View) -> str:
         if step.found is not None and not rule.within_word and not _occurs(step.found, text, step.folded):
             return text
         return rule.pattern.sub(step.replace, text)  # the same object when nothing matched
-    if view.keywords.isdisjoint(step.keywords):
-        return text
     spans = _keyword_lines(view.low, step.keywords)
     parts: list[str] = []
     last = 0
