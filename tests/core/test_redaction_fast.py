@@ -238,3 +238,16 @@ def test_fast_path_equals_the_full_rules_on_transcripts() -> None:
             cut = n % max(1, len(line))
             mixed = line[:cut] + "\n" + secrets[n % len(secrets)] + " " + line[cut:]
             assert fast.redact(mixed) == full_rules(mixed), mixed[:300]
+
+
+def test_long_texts_take_the_plain_path_with_the_same_result() -> None:
+    """Past GATED_MAX characters (a tool output) every rule runs as one pass: same answers."""
+    long_lines = []
+    for path in sorted(Path(FIXTURES).rglob("*.jsonl")):
+        text = path.read_text(encoding="utf-8", errors="replace")[:2_000_000]
+        long_lines += [line[:40_000] for line in text.splitlines() if len(line) > fast.GATED_MAX][:4]
+    assert len(long_lines) >= 4
+    secrets = "\n".join(text for text, _ in CORPUS.values())
+    for line in long_lines:
+        for text in (line, line + "\n" + secrets):
+            assert fast.redact(text) == full_rules(text)

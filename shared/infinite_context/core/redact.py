@@ -92,8 +92,19 @@ _SHORT = [step for step in _STEPS if not step.rule.within_word]
 _WORD_STEPS = [s for s in _STEPS if s.rule.within_word]
 #: every keyword of a rule over keyword lines, each looked for once a text
 _KEYWORDS = sorted({k for s in _STEPS for k in s.keywords or ()})
-#: ``within_word`` steps tried on every text with a long word (starts unknown, or ignoring case)
-_UNGATED = frozenset(s.order for s in _WORD_STEPS if s.found is None or s.folded)
+#: ``within_word`` steps tried on every text with a long word: starts unknown, ignoring case, or
+#: of a single character (a quote: JSON is full of them, a scan finds nothing to rule out)
+_UNGATED = frozenset(
+    s.order for s in _WORD_STEPS if s.found is None or s.folded or min(map(len, s.found)) < 2
+)
+#: the gates pay on a note, not on a tool output: past this many characters every rule runs
+#: over its keyword lines as one regex pass (C: faster than trying many places one by one), and
+#: past WORDS_MAX characters of long words every provider-token rule runs (one scan each, as
+#: fast as looking for its starts)
+GATED_MAX = 8_000
+WORDS_MAX = 80
+#: more places than this for one rule in one segment: one regex pass instead
+PLACES_MAX = 24
 _WORD_STARTS = sorted(
     {start for s in _WORD_STEPS if s.order not in _UNGATED for start in s.found or ()},
     key=lambda start: (-len(start), start),
@@ -117,13 +128,19 @@ class _View:
 
     def __init__(self, text: str) -> None:
         self.text = text
-        #: lower-cased, one character a code point (the others as ``?``), so offsets agree
-        self.low = text.lower() if text.isascii() else text.encode("ascii", "replace").lower().decode()
-        self.keywords = frozenset(k for k in _KEYWORDS if k in self.low)
+        self._low: str | None = None
+        #: try a rule only at the places one of its starts occurs (a short text)
+        self.anchored = len(text) <= GATED_MAX
+        if not self.anchored:  # every rule, each over its keyword lines, as one regex pass
+            self.steps = _STEPS
+            return
+        keywords = frozenset(k for k in _KEYWORDS if k in self.low)
         #: the text's words of at least WORD_MIN_CHARS characters ("" when none: most notes)
         words = " ".join(w for w in text.split() if len(w) >= WORD_MIN_CHARS)
         steps = _SHORT
-        if words:
+        if len(words) > WORDS_MAX:
+            steps = _STEPS
+        elif words:
             admitted = set(_UNGATED)
             match = _WORD_START.search(words)
             while match is not None:
@@ -132,7 +149,15 @@ class _View:
             if admitted:
                 steps = sorted(_SHORT + [_STEPS[n] for n in admitted], key=lambda s: s.order)
         #: the steps worth trying, in table order: no keyword rule none of whose keywords occurs
-        self.steps = [s for s in steps if s.keywords is None or not self.keywords.isdisjoint(s.keywords)]
+        self.steps = [s for s in steps if s.keywords is None or not keywords.isdisjoint(s.keywords)]
+
+    @property
+    def low(self) -> str:
+        """Lower-cased, one character a code point (the others as ``?``), so offsets agree."""
+        if self._low is None:
+            text = self.text
+            self._low = text.lower() if text.isascii() else text.encode("ascii", "replace").lower().decode()
+        return self._low
 
 
 def _occurs(found: tuple[str, ...], text: str, folded: bool) -> bool:
@@ -164,6 +189,8 @@ def _sub_at(
         while at != -1:
             places.add(at)
             at = hay.find(start, at + 1)
+        if len(places) > PLACES_MAX:
+            return pattern.sub(replace, segment)
     parts: list[str] = []
     last = 0
     for at in sorted(places):
@@ -247,7 +274,8 @@ def redact(text: str) -> str:
         step = view.steps[k]
         k += 1
         done = _step(step, text, view)
-        if done is not text:  # the gates read the new text from the next rule on
+        # (``sub`` makes a new, equal text when a match failed its check: nothing changed)
+        if done is not text and done != text:  # the gates read the new text from here on
             text, view = done, _View(done)
             k = next((n for n, s in enumerate(view.steps) if s.order > step.order), len(view.steps))
     return _pem_bodies(_pem_tails(text))
@@ -268,7 +296,7 @@ def _step(step: _Step, text: str, view: _View) -> str:
         segment = text[start:end]
         if step.needs is not None and not any(need in segment for need in step.needs):
             done = segment
-        elif step.found is None:
+        elif step.found is None or not view.anchored:
             done = rule.pattern.sub(step.replace, segment)
         else:
             done = _sub_at(rule.pattern, step.replace, segment, step.found, step.folded)
