@@ -12,6 +12,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from ..conftest import PYTHON, cli_env
 from .test_mcp_e2e import mcp_session, text_of
 
@@ -151,3 +153,28 @@ async def test_concurrent_calls_mixing_inline_and_threaded_tools(project_dir: Pa
         assert budget["items"] + budget["archived"] == 12 + 12 * 20
         found = await s.call_tool("query", {"query": "widgetCache7"})
         assert found.structured_content["items"][0]["item"]["preview"].startswith("inline fact 7")
+
+
+def test_the_sdk_tracing_middleware_goes_only_when_no_tracer_provider_is_installed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Its spans cost ~10 µs a call and go nowhere without a provider; with one, they stay."""
+    from mcp.server._otel import OpenTelemetryMiddleware
+    from opentelemetry import trace
+
+    from infinite_context.server.mcp.app import _drop_idle_tracing, build_server
+    from infinite_context.server.mcp.holder import BrainHolder
+
+    def traced() -> list[object]:
+        server = build_server(BrainHolder(lambda: None))  # type: ignore[arg-type,return-value]
+        _drop_idle_tracing(server._lowlevel_server)
+        return [m for m in server._lowlevel_server.middleware if isinstance(m, OpenTelemetryMiddleware)]
+
+    assert traced() == []
+
+    class Installed(trace.TracerProvider):  # what opentelemetry-instrument would have set
+        def get_tracer(self, *args: object, **kwargs: object) -> trace.Tracer:
+            return trace.NoOpTracer()
+
+    monkeypatch.setattr(trace, "get_tracer_provider", Installed)
+    assert len(traced()) == 1

@@ -154,10 +154,19 @@ def stats_tables(s: TranscriptStats) -> list[Any]:
     return [head, tools]
 
 
+def squeeze(text: str, limit: int) -> str:
+    """``text`` with each whitespace run as one space, cut to ``limit`` characters (the last an
+    ellipsis). Only a prefix is read when it settles the answer (a prefix's squeezed form is a
+    prefix of the whole's): a 500-word item costs ~1 µs, not ~8, on every line of a reply."""
+    head = " ".join(text[: 2 * limit].split())
+    if len(head) <= limit and len(text) > 2 * limit:  # mostly whitespace so far: read it all
+        head = " ".join(text.split())
+    return head if len(head) <= limit else head[: limit - 1] + "…"
+
+
 def memory_line(item: MemoryItem) -> str:
     flags = "".join(f for f, on in (("📌", item.pinned), ("🗄", item.archived), ("∑", item.promoted)) if on)
-    text = " ".join(item.live_text.split())
-    text = text if len(text) <= 160 else text[:159] + "…"
+    text = squeeze(item.live_text, 160)
     tags = f" [{', '.join(item.tags)}]" if item.tags else ""
     return f"- {item.id} {flags}(imp {item.importance}, {item.tokens} tok){tags}: {text}"
 

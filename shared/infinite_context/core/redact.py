@@ -9,15 +9,22 @@ was there and what it was; the name before it (``password=``, ``Authorization: B
 
 Cost: a rule runs only when one of its keywords occurs in the text (one lower-cased copy, one
 substring scan per keyword), so a megabyte of tool output takes tens of milliseconds; the
-PostToolUse hook redacts every result it stores.
+PostToolUse hook redacts every result it stores. Every memory item is redacted too, so a clean
+note must cost little (issue 19: ~150 µs for 500 characters was a third of a ``store``): a
+provider token's rule runs only when the text has a long enough word holding one of its literal
+starts (``redact_starts``), and a rule over keyword lines is tried only at the places one of
+its starts occurs. Both are exact: a rule is skipped only where it cannot match, so the result
+is the same as running every rule (``tests/core/test_redaction_fast.py`` compares the two).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 
-from .redact_rules import RULES, Rule, pem_body
+from .redact_rules import RULES, WORD_MIN_CHARS, Rule, pem_body
+from .redact_starts import starts
 
 PLACEHOLDER = "[REDACTED:{}]"
 _PEM_END = re.compile(r"-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----")
@@ -48,27 +55,172 @@ def _replacer(rule: Rule) -> Callable[[re.Match[str]], str]:
     return replace
 
 
-_COMPILED = [
-    (rule, _replacer(rule), None if rule.keywords is None else tuple(k.encode() for k in rule.keywords))
-    for rule in RULES
+def _shortest(texts: tuple[str, ...]) -> tuple[str, ...]:
+    """``texts`` without those that hold another one: where one is, the shorter one is too."""
+    return tuple(t for t in texts if not any(o != t and o in t for o in texts))
+
+
+@dataclass(frozen=True)
+class _Step:
+    """A rule as ``redact`` runs it: its place in the table, and what gates it."""
+
+    order: int
+    rule: Rule
+    replace: Callable[[re.Match[str]], str]
+    keywords: tuple[str, ...] | None
+    #: every match begins with one of these (``redact_starts``); None: unknown
+    found: tuple[str, ...] | None
+    folded: bool  # the pattern ignores case (an enum operation: not once a call)
+    #: ``Rule.needs`` without those holding another one (``PASSWORD`` holds ``PASS``)
+    needs: tuple[str, ...] | None
+
+
+_STEPS = [
+    _Step(
+        n,
+        rule,
+        _replacer(rule),
+        rule.keywords,
+        starts(rule.pattern),
+        bool(rule.pattern.flags & re.IGNORECASE),
+        None if rule.needs is None else _shortest(rule.needs),
+    )
+    for n, rule in enumerate(RULES)
 ]
+#: the steps a text without a WORD_MIN_CHARS word needs (most notes): no ``within_word`` rule
+_SHORT = [step for step in _STEPS if not step.rule.within_word]
+_WORD_STEPS = [s for s in _STEPS if s.rule.within_word]
+#: every keyword of a rule over keyword lines, each looked for once a text
+_KEYWORDS = sorted({k for s in _STEPS for k in s.keywords or ()})
+#: ``within_word`` steps tried on every text with a long word: starts unknown, ignoring case, or
+#: of a single character (a quote: JSON is full of them, a scan finds nothing to rule out)
+_UNGATED = frozenset(
+    s.order for s in _WORD_STEPS if s.found is None or s.folded or min(map(len, s.found)) < 2
+)
+#: the gates pay on a note, not on a tool output: past this many characters every rule runs
+#: over its keyword lines as one regex pass (C: faster than trying many places one by one), and
+#: past WORDS_MAX characters of long words every provider-token rule runs (one scan each, as
+#: fast as looking for its starts)
+GATED_MAX = 8_000
+WORDS_MAX = 80
+#: more places than this for one rule in one segment: one regex pass instead
+PLACES_MAX = 24
+_WORD_STARTS = sorted(
+    {start for s in _WORD_STEPS if s.order not in _UNGATED for start in s.found or ()},
+    key=lambda start: (-len(start), start),
+)
+#: one scan for all of them: at a place where several starts occur, the longest is reported
+#: (longest first), and the others are its prefixes: ``_ADMITS`` maps it to all their steps
+_WORD_START = re.compile("|".join(map(re.escape, _WORD_STARTS)))
+_ADMITS = {
+    found: frozenset(
+        s.order
+        for s in _WORD_STEPS
+        if s.order not in _UNGATED and any(found.startswith(t) for t in s.found or ())
+    )
+    for found in _WORD_STARTS
+}
 
 
-def _keyword_lines(low: bytes, keywords: tuple[bytes, ...]) -> list[tuple[int, int]]:
+class _View:
+    """What the gates read of the current text, made once per version of it (a rule that
+    replaces something makes a new one)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self._low: str | None = None
+        #: try a rule only at the places one of its starts occurs (a short text)
+        self.anchored = len(text) <= GATED_MAX
+        if not self.anchored:  # every rule, each over its keyword lines, as one regex pass
+            self.steps = _STEPS
+            return
+        keywords = frozenset(k for k in _KEYWORDS if k in self.low)
+        #: the text's words of at least WORD_MIN_CHARS characters ("" when none: most notes)
+        words = " ".join(w for w in text.split() if len(w) >= WORD_MIN_CHARS)
+        steps = _SHORT
+        if len(words) > WORDS_MAX:
+            steps = _STEPS
+        elif words:
+            admitted = set(_UNGATED)
+            match = _WORD_START.search(words)
+            while match is not None:
+                admitted |= _ADMITS[match.group()]
+                match = _WORD_START.search(words, match.start() + 1)
+            if admitted:
+                steps = sorted(_SHORT + [_STEPS[n] for n in admitted], key=lambda s: s.order)
+        #: the steps worth trying, in table order: no keyword rule none of whose keywords occurs
+        self.steps = [s for s in steps if s.keywords is None or not keywords.isdisjoint(s.keywords)]
+
+    @property
+    def low(self) -> str:
+        """Lower-cased, one character a code point (the others as ``?``), so offsets agree."""
+        if self._low is None:
+            text = self.text
+            self._low = text.lower() if text.isascii() else text.encode("ascii", "replace").lower().decode()
+        return self._low
+
+
+def _occurs(found: tuple[str, ...], text: str, folded: bool) -> bool:
+    if folded:  # ``(?i)`` also matches a few non-ASCII letters (K for k): only ASCII is certain
+        if not text.isascii():
+            return True
+        text = text.lower()
+    return any(s in text for s in found)
+
+
+def _sub_at(
+    pattern: re.Pattern[str],
+    replace: Callable[[re.Match[str]], str],
+    segment: str,
+    found: tuple[str, ...],
+    folded: bool,
+) -> str:
+    """``pattern.sub(replace, segment)``, trying the pattern only where one of its starts
+    occurs: every match begins at one, so the matches (leftmost first, none overlapping) are
+    the ones ``sub`` finds."""
+    hay = segment
+    if folded:
+        if not segment.isascii():  # ``(?i)`` matches a few non-ASCII letters: the full scan
+            return pattern.sub(replace, segment)
+        hay = segment.lower()
+    places: set[int] = set()
+    for start in found:
+        at = hay.find(start)
+        while at != -1:
+            places.add(at)
+            at = hay.find(start, at + 1)
+        if len(places) > PLACES_MAX:
+            return pattern.sub(replace, segment)
+    parts: list[str] = []
+    last = 0
+    for at in sorted(places):
+        if at < last:  # inside the previous match
+            continue
+        match = pattern.match(segment, at)
+        if match is not None:
+            parts += [segment[last:at], replace(match)]
+            last = match.end()
+    if not parts:
+        return segment
+    parts.append(segment[last:])
+    return "".join(parts)
+
+
+def _keyword_lines(low: str, keywords: tuple[str, ...]) -> list[tuple[int, int]]:
     """The spans of the lines holding a keyword, merged and in order ([] when none does)."""
     starts: set[int] = set()
     for word in keywords:
         at = low.find(word)
         while at != -1:
-            line_start = low.rfind(b"\n", 0, at) + 1
+            line_start = low.rfind("\n", 0, at) + 1
             starts.add(line_start)
-            end = low.find(b"\n", at)
+            end = low.find("\n", at)
             if end == -1:
                 break
             at = low.find(word, end)  # the rest of this line is in already
     spans: list[tuple[int, int]] = []
     for line_start in sorted(starts):
-        end = low.find(b"\n", line_start)
+        end = low.find("\n", line_start)
         end = len(low) if end == -1 else end
         if spans and line_start <= spans[-1][1] + 1:
             spans[-1] = (spans[-1][0], end)
@@ -116,29 +268,42 @@ def redact(text: str) -> str:
     """Return ``text`` with every recognised secret replaced."""
     if not text:
         return text
-    low = b""
-    low_of: str | None = None
-    for rule, replace, keywords in _COMPILED:
-        if keywords is None:
-            text = rule.pattern.sub(replace, text)  # the same object when nothing matched
-            continue
-        if low_of is not text:  # one code point a byte: offsets agree with ``text``
-            low, low_of = text.encode("ascii", "replace").lower(), text
-        spans = _keyword_lines(low, keywords)
-        if not spans:
-            continue
-        parts: list[str] = []
-        last = 0
-        changed = False
-        for start, end in spans:
-            segment = text[start:end]
-            done = rule.pattern.sub(replace, segment)
-            changed |= done is not segment
-            parts += [text[last:start], done]
-            last = end
-        if changed:
-            text = "".join(parts) + text[last:]
+    view = _View(text)
+    k = 0
+    while k < len(view.steps):
+        step = view.steps[k]
+        k += 1
+        done = _step(step, text, view)
+        # (``sub`` makes a new, equal text when a match failed its check: nothing changed)
+        if done is not text and done != text:  # the gates read the new text from here on
+            text, view = done, _View(done)
+            k = next((n for n, s in enumerate(view.steps) if s.order > step.order), len(view.steps))
     return _pem_bodies(_pem_tails(text))
+
+
+def _step(step: _Step, text: str, view: _View) -> str:
+    """``text`` after one rule (the same object when it replaced nothing)."""
+    rule = step.rule
+    if step.keywords is None:
+        if step.found is not None and not rule.within_word and not _occurs(step.found, text, step.folded):
+            return text
+        return rule.pattern.sub(step.replace, text)  # the same object when nothing matched
+    spans = _keyword_lines(view.low, step.keywords)
+    parts: list[str] = []
+    last = 0
+    changed = False
+    for start, end in spans:
+        segment = text[start:end]
+        if step.needs is not None and not any(need in segment for need in step.needs):
+            done = segment
+        elif step.found is None or not view.anchored:
+            done = rule.pattern.sub(step.replace, segment)
+        else:
+            done = _sub_at(rule.pattern, step.replace, segment, step.found, step.folded)
+        changed |= done is not segment
+        parts += [text[last:start], done]
+        last = end
+    return "".join(parts) + text[last:] if changed else text
 
 
 def find_secrets(text: str) -> list[str]:

@@ -43,6 +43,16 @@ class Rule:
     #: the match must not continue a word (``\b`` written as a check: a pattern that starts
     #: with ``\b`` is tried at every position, ~200x slower than one that starts with a literal)
     word_start: bool = False
+    #: every match is at least ``WORD_MIN_CHARS`` characters with no whitespace: ``redact``
+    #: skips the rule on a text without such a word (most notes), and otherwise looks for the
+    #: rule's literal starts in those words only (checked against each pattern by a test)
+    within_word: bool = False
+    #: every match holds one of these texts (case as written): a line without one is skipped
+    needs: tuple[str, ...] | None = None
+
+
+#: the shortest match of a ``within_word`` rule (a Slack token: ``xoxb-`` and 10 characters)
+WORD_MIN_CHARS = 15
 
 
 # ---- value checks ------------------------------------------------------------------------------
@@ -163,7 +173,7 @@ def _r(pattern: str, flags: int = 0) -> re.Pattern[str]:
 
 def _token(kind: str, pattern: str) -> Rule:
     """A provider token with a fixed prefix: the pattern starts with it, no keyword gate."""
-    return Rule(kind, None, _r(pattern + r"(?![\w-])"), word_start=True)
+    return Rule(kind, None, _r(pattern + r"(?![\w-])"), word_start=True, within_word=True)
 
 
 _PEM_MARK = r"-----{0}[ A-Z0-9_-]{{0,100}}PRIVATE KEY(?: BLOCK)?-----"
@@ -174,9 +184,8 @@ _SECRET_NAME = (
     r"|signing[_\-]?key|encryption[_\-]?key|master[_\-]?key|session[_\-]?key|\bdsn)[\w.\-]*"
 )
 #: .env style: an upper-case variable whose name says it holds a secret (KEY and AUTH too)
-_ENV_NAME = (
-    r"[A-Z][A-Z0-9_]*(?:TOKEN|SECRET|KEY|DSN|PASS|PASSWD|PASSWORD|PWD|AUTH|CREDENTIALS?|SIG|COOKIE)[A-Z0-9_]*"
-)
+_ENV_WORDS = "TOKEN|SECRET|KEY|DSN|PASS|PASSWD|PASSWORD|PWD|AUTH|CREDENTIALS?|SIG|COOKIE"
+_ENV_NAME = r"[A-Z][A-Z0-9_]*(?:" + _ENV_WORDS + r")[A-Z0-9_]*"
 #: a value: quoted, or a bare word (``=`` only as base64 padding at its end: ``a=b`` is another pair)
 _VALUE = (
     r"""("[^"\n]{1,500}"|'[^'\n]{1,500}'|`[^`\n]{1,500}`"""
@@ -396,6 +405,7 @@ RULES: list[Rule] = [
         _r(r"(" + _ENV_NAME + r"[ \t]*=[ \t]*)" + _VALUE),
         2,
         lambda m: _at_line_start(m) and named_value(m),
+        needs=tuple(word.removesuffix("S?") for word in _ENV_WORDS.split("|")),
     ),
     Rule(
         "secret",
@@ -407,5 +417,12 @@ RULES: list[Rule] = [
         named_value,
     ),
     # -- detect-secrets' high-entropy base64 check, on quoted strings
-    Rule("high-entropy", None, _r(r"""(["'`])([A-Za-z0-9+/_\-]{32,}={0,2})\1"""), 2, _value(_high_entropy)),
+    Rule(
+        "high-entropy",
+        None,
+        _r(r"""(["'`])([A-Za-z0-9+/_\-]{32,}={0,2})\1"""),
+        2,
+        _value(_high_entropy),
+        within_word=True,
+    ),
 ]

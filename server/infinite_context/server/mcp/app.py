@@ -82,28 +82,44 @@ class Server(MCPServer):
             raise ToolError(str(invalid_input(cause, rules))) from cause
 
     async def run_stdio_async(self) -> None:
-        """The SDK's stdio transport with ``guard.relay`` between it and the session: requests
-        the SDK cannot parse, or that carry what no tool takes, get an error reply. Over pipes
-        the event loop reads and writes the wire itself (``stdio.pipe_streams``)."""
+        """Requests the SDK cannot parse, or that carry what no tool takes, get an error reply
+        (``guard.screen``). Over pipes the event loop reads and writes the wire itself
+        (``stdio.pipe_streams``) and the session reads and writes it in place
+        (``session_streams``); otherwise the SDK's threaded transport with ``guard.relay``."""
         from contextlib import AsyncExitStack
 
         from mcp.server.stdio import stdio_server
 
         from .guard import relay, streams
+        from .session_streams import session_streams
         from .stdio import fast_fds, pipe_streams
 
+        _drop_idle_tracing(self._lowlevel_server)
+        options = self._lowlevel_server.create_initialization_options()
         async with AsyncExitStack() as stack:
-            wire: tuple[Any, Any] = (None, None)  # None: the SDK's own (threaded) transport
             if fast_fds():
-                wire = await stack.enter_async_context(pipe_streams())
-            read_stream, write_stream = await stack.enter_async_context(stdio_server(*wire))
+                lines, out = await stack.enter_async_context(pipe_streams())
+                read, write = session_streams(lines, out)
+                await self._lowlevel_server.run(read, write, options)
+                return
+            read_stream, write_stream = await stack.enter_async_context(stdio_server())
             sink, checked = streams()
             async with anyio.create_task_group() as tg:
                 tg.start_soon(relay, read_stream, sink, write_stream)
-                await self._lowlevel_server.run(
-                    checked, write_stream, self._lowlevel_server.create_initialization_options()
-                )
+                await self._lowlevel_server.run(checked, write_stream, options)
                 tg.cancel_scope.cancel()
+
+
+def _drop_idle_tracing(server: Any) -> None:
+    """The SDK wraps every request in an OpenTelemetry span, a no-op until a tracer provider is
+    installed (~10 µs a call of span and context work, issue 19). With none installed when
+    serving starts (``opentelemetry-instrument`` or the application installs one before), the
+    middleware goes: nothing would have received its spans."""
+    from mcp.server._otel import OpenTelemetryMiddleware
+    from opentelemetry import trace
+
+    if isinstance(trace.get_tracer_provider(), (trace.ProxyTracerProvider, trace.NoOpTracerProvider)):
+        server.middleware = [m for m in server.middleware if not isinstance(m, OpenTelemetryMiddleware)]
 
 
 def _reply(summary: str, model: BaseModel | list[BaseModel]) -> CallToolResult:

@@ -52,6 +52,23 @@ def _error(msg_id: int | str | None, problem: Problem) -> SessionMessage:
     )
 
 
+def screen(item: SessionMessage | Exception) -> tuple[SessionMessage | None, SessionMessage | None]:
+    """(the message to pass on, or the error reply to send instead): one of the two is None."""
+    if isinstance(item, Exception):
+        msg_id, problem = _refused(item)
+        log.warning("refused a message: %s", problem.message, extra={"id": msg_id})
+        return None, _error(msg_id, problem)  # id null when it cannot be found
+    message = item.message
+    if isinstance(message, JSONRPCRequest):
+        refused = check_message({"id": message.id}) or check_value(
+            {"params": message.params} if message.params is not None else {}
+        )
+        if refused is not None:
+            log.warning("refused request %s: %s", message.id, refused.message)
+            return None, _error(message.id, refused)
+    return item, None
+
+
 async def relay(
     source: Any,  # the transport's read stream: SessionMessage | Exception
     sink: Any,  # what the session reads
@@ -59,21 +76,11 @@ async def relay(
 ) -> None:
     async with sink:
         async for item in source:
-            if isinstance(item, Exception):
-                msg_id, problem = _refused(item)
-                log.warning("refused a message: %s", problem.message, extra={"id": msg_id})
-                await replies.send(_error(msg_id, problem))  # id null when it cannot be found
-                continue
-            message = item.message
-            if isinstance(message, JSONRPCRequest):
-                refused = check_message({"id": message.id}) or check_value(
-                    {"params": message.params} if message.params is not None else {}
-                )
-                if refused is not None:
-                    log.warning("refused request %s: %s", message.id, refused.message)
-                    await replies.send(_error(message.id, refused))
-                    continue
-            await sink.send(item)
+            passed, reply = screen(item)
+            if reply is not None:
+                await replies.send(reply)
+            else:
+                await sink.send(passed)
 
 
 def streams() -> tuple[Any, Any]:

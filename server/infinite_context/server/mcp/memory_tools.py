@@ -32,7 +32,7 @@ from infinite_context.core.params import (
     Threshold,
 )
 
-from ..text import compaction_text, memory_line
+from ..text import compaction_text, memory_line, squeeze
 from .hints import DESTRUCTIVE, READ_ONLY
 
 Call = Callable[..., Awaitable[Any]]  # await call(fn(WorkingMemory), client name=None, inline=True)
@@ -64,8 +64,7 @@ def lean(item: MemoryItem, full: bool = False) -> dict[str, Any]:
     summary, else the first line, at most 200 characters); ``content`` too when ``full``."""
     data = item.model_dump(mode="json", exclude=None if full else {"content"})
     text = item.summary or next((line for line in item.live_text.splitlines() if line.strip()), "")
-    text = " ".join(text.split())
-    data["preview"] = text if len(text) <= PREVIEW_CHARS else text[: PREVIEW_CHARS - 1] + "…"
+    data["preview"] = squeeze(text, PREVIEW_CHARS)
     return data
 
 

@@ -1,0 +1,105 @@
+"""Working memory's text analysis after issue 19's shortcuts gives the answers it gave before:
+content type, auto-tags and token counts, on the fixture transcripts (every line and every text
+block in them) and on edge cases the gates must not miss (upper case, non-ASCII look-alikes)."""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from pathlib import Path
+
+from infinite_context.core.memory import text as mtext
+from infinite_context.core.tokens import count_tokens
+
+from ..conftest import FIXTURES
+
+OLD_ERROR = re.compile("(?im)" + "|".join(pattern for _, pattern in mtext._ERROR_SIGNS))
+
+
+def detect_type_before(content: str) -> str:
+    """Every pattern over the whole text, the error ones as one (as before issue 19)."""
+    if OLD_ERROR.search(content):
+        return "error"
+    if mtext._DECISION.search(content):
+        return "decision"
+    if mtext._CODE.search(content):
+        return "code"
+    if mtext._TOOL.search(content):
+        return "tool_output"
+    return "prose"
+
+
+def file_tags_before(content: str) -> list[str]:
+    return [f".{ext}" for ext in dict.fromkeys(m.group(1) for m in mtext._EXT.finditer(content))]
+
+
+def count_tokens_before(text: str) -> int:
+    """The six-pass count, as written before issue 19."""
+    if not text:
+        return 0
+    total = len(re.findall(r"[A-Za-z]+", text)) + len(re.findall(r"\d+", text))
+    total += len(re.findall(r"[^\sA-Za-z\d]", text))
+    total += sum((len(w) + 3) // 4 - 1 for w in re.findall(r"[A-Za-z]{7,}", text))
+    total += sum((len(d) + 2) // 3 - 1 for d in re.findall(r"\d{4,}", text))
+    total += sum((len(ws) - 1) // 4 for ws in re.findall(r"\s{5,}", text))
+    return total
+
+
+def _texts() -> list[str]:
+    out: list[str] = []
+    for path in sorted(Path(FIXTURES).rglob("*.jsonl")):
+        for line in path.read_text(encoding="utf-8", errors="replace").splitlines()[:400]:
+            out.append(line[:4000])
+            try:
+                message = json.loads(line).get("message")
+            except (ValueError, AttributeError):
+                continue
+            content = message.get("content") if isinstance(message, dict) else None
+            blocks = content if isinstance(content, list) else [{"text": content}]
+            for block in blocks:
+                for key in ("text", "content"):
+                    value = block.get(key) if isinstance(block, dict) else None
+                    if isinstance(value, str):
+                        out.append(value[:4000])
+    return out
+
+
+EDGES = [
+    "  at com.acme.Billing.load(Billing.java:42)",
+    'File "app.py", line 3, in <module>',
+    "Traceback (most recent call last):",
+    "ERROR: disk full",
+    "FATAL :",
+    "ValueError: bad",
+    "xException: y",
+    "\u212aeyError: look-alike K",  # Kelvin sign: (?i) matches it as k
+    "paníc: not ascii",
+    "$ make test",
+    "| a | b | c |",
+    "+----+----+",
+    "──── box ────",
+    "We DECIDED to ship",
+    "ſettled on Redis",
+    "see src/app.py and infra/main.tf",
+    "notes.md.bak and a.py.ts",
+    "",
+    "     indented\n\t\t\t\t\tcode 12345678 ٣٣٣٣",
+]
+
+
+def test_content_type_and_tags_as_before() -> None:
+    texts = _texts() + EDGES
+    assert len(texts) > 1000
+    for text in texts:
+        assert mtext.detect_type(text) == detect_type_before(text), text[:200]
+        tags = mtext.auto_tags(text, "prose")
+        assert [t for t in tags if t.startswith(".")] == file_tags_before(text), text[:200]
+
+
+def test_token_counts_as_before() -> None:
+    rng = random.Random(19)
+    alphabet = "ab1 \t\n٣x_-.9999aaaaaaaaQ"
+    fuzz = ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 80))) for _ in range(5000)]
+    for text in _texts() + EDGES + fuzz:
+        assert count_tokens(text) == count_tokens_before(text), text[:200]
