@@ -214,6 +214,9 @@ class RedisMemory:
     def memory_flush(self) -> None:
         self.touches.flush()
 
+    def memory_settle(self) -> None:
+        """Nothing is deferred: a put writes the postings in its own MULTI."""
+
     def memory_delete(self, session_id: str, ids: list[str]) -> int:
         self._ready(session_id)
         self.touches.flush()

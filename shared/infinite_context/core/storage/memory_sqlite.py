@@ -29,6 +29,9 @@ DF_DRIFT = 0.02
 DF_CACHE = 10_000
 WAL_CHECKPOINT_PAGES = 8000
 CACHE_KIB = 32 * 1024
+#: items stored without postings by this process after which a store writes them itself
+SETTLE_AT = 64
+_UNSETTLED = "SELECT 1 FROM memory_items WHERE pending_terms IS NOT NULL LIMIT 1"
 _ITEM = "SELECT item, accessed_at, access_count FROM memory_items"
 
 
@@ -44,36 +47,55 @@ class _Postings:
         return int(docs), int(length), {t: frequency(self.sno, t, int(docs)) for t in terms}
 
     def postings(self, caps: dict[str, int | None], archived: bool) -> dict[str, list[search.Posting]]:
+        """Only this half's postings (live or archived) are read and joined to their items. A capped
+        term keeps what Redis keeps: its ``cap`` newest postings of either half, then this half's
+        of them; the other half's newest rids (index only, no join) give where that cut falls."""
         found: dict[str, list[search.Posting]] = {}
+        want = int(archived)
         for term, cap in caps.items():
             rows = self.db.rows(
-                "SELECT m.id, p.body_tf, p.tag_tf, m.dl, m.archived FROM "
-                "(SELECT rid, body_tf, tag_tf FROM memory_postings WHERE sno = ? AND term = ? "
-                "ORDER BY rid DESC LIMIT ?) p JOIN memory_items m ON m.rid = p.rid",
-                (self.sno, term, -1 if cap is None else cap),
+                "SELECT m.id, p.body_tf, p.tag_tf, m.dl, p.rid FROM "
+                "(SELECT rid, body_tf, tag_tf FROM memory_postings "
+                "WHERE sno = ? AND archived = ? AND term = ? ORDER BY rid DESC LIMIT ?) p "
+                "JOIN memory_items m ON m.rid = p.rid",
+                (self.sno, want, term, -1 if cap is None else cap),
             )
-            found[term] = [(str(i), b, t, dl) for i, b, t, dl, a in rows if bool(a) == archived]
+            if cap is not None:
+                others = self.db.rows(
+                    "SELECT rid FROM memory_postings WHERE sno = ? AND archived = ? AND term = ? "
+                    "ORDER BY rid DESC LIMIT ?",
+                    (self.sno, 1 - want, term, cap),
+                )
+                newest = sorted([r[4] for r in rows] + [r[0] for r in others], reverse=True)[:cap]
+                if len(newest) == cap:
+                    rows = [r for r in rows if r[4] >= newest[-1]]
+            found[term] = [(str(i), b, t, dl) for i, b, t, dl, _ in rows]
         return found
 
     def lookup(self, wanted: dict[str, list[str]]) -> dict[str, dict[str, tuple[int, int]]]:
         ids = sorted({i for found in wanted.values() for i in found})
         marks = ",".join("?" * len(ids))
-        rids = dict(
-            self.db.rows(
-                f"SELECT id, rid FROM memory_items WHERE session_id = ? AND id IN ({marks})",
+        keys = {
+            i: (rid, archived)
+            for i, rid, archived in self.db.rows(
+                f"SELECT id, rid, archived FROM memory_items WHERE session_id = ? AND id IN ({marks})",
                 (self.session_id, *ids),
             )
-        )
+        }
         found: dict[str, dict[str, tuple[int, int]]] = {}
         for term, term_ids in wanted.items():
-            by_rid = {rids[i]: i for i in term_ids if i in rids}
-            marks = ",".join("?" * len(by_rid))
-            rows = self.db.rows(  # primary-key lookups, not a scan of the term's postings
-                "SELECT rid, body_tf, tag_tf FROM memory_postings "
-                f"WHERE sno = ? AND term = ? AND rid IN ({marks})",
-                (self.sno, term, *by_rid),
-            )
-            found[term] = {by_rid[r]: (b, t) for r, b, t in rows}
+            found[term] = {}
+            for half in (0, 1):
+                by_rid = {keys[i][0]: i for i in term_ids if i in keys and keys[i][1] == half}
+                if not by_rid:
+                    continue
+                marks = ",".join("?" * len(by_rid))
+                rows = self.db.rows(  # primary-key lookups, not a scan of the term's postings
+                    "SELECT rid, body_tf, tag_tf FROM memory_postings "
+                    f"WHERE sno = ? AND archived = ? AND term = ? AND rid IN ({marks})",
+                    (self.sno, half, term, *by_rid),
+                )
+                found[term].update({by_rid[r]: (b, t) for r, b, t in rows})
         return found
 
 
@@ -90,6 +112,9 @@ class SQLiteMemory:
         self._numbers: dict[str, int] = {}
         #: (session number, term) -> (df, the session's item count when counted)
         self._frequencies: dict[tuple[int, str], tuple[int, int]] = {}
+        #: items this process stored without their postings since its last settle (an upper bound)
+        self._unsettled = 0
+        self.memory_settle()  # what a process that died before settling left (usually nothing)
 
     def document_frequency(self, sno: int, term: str, docs: int) -> int:
         """How many of the session's items contain ``term``: counted over the term's postings
@@ -102,7 +127,8 @@ class SQLiteMemory:
         # Counting stops past half the items: from there on idf is at its floor (search.idf), so a
         # larger count would rank nothing differently.
         row = self.db.row(
-            "SELECT COUNT(*) FROM (SELECT 1 FROM memory_postings WHERE sno = ? AND term = ? LIMIT ?)",
+            "SELECT COUNT(*) FROM (SELECT 1 FROM memory_postings "
+            "WHERE sno = ? AND archived IN (0, 1) AND term = ? LIMIT ?)",  # live and archived items
             (sno, term, docs // 2 + 1),
         )
         df = int(row[0])
@@ -130,49 +156,80 @@ class SQLiteMemory:
 
     # ---- writes -------------------------------------------------------------------------------
     def memory_put(self, session_id: str, items: list[IndexedItem]) -> None:
+        """One upsert per item, its terms kept in ``pending_terms`` until ``memory_settle`` writes
+        its postings (~40 rows, most of a store's pages) in a batch: the item, its length and the
+        session's totals are committed here, so nothing stored is lost or unseen by get/list/recall,
+        and every read of the index settles first. A replaced item keeps its rid; its old postings
+        go when the new ones are written."""
         touched = self.touches.pending()  # written first, in this same transaction
         with self.db.write_txn() as conn:
             for touched_session, touched_items in touched.items():
                 self._touch_rows(conn, touched_session, touched_items)
-            sno = self._sno(session_id, conn)
-            for item, terms in items:
-                body, tags = Counter(terms.body), Counter(terms.tags)
-                values = (
-                    item.model_dump_json(),
-                    int(item.archived),
-                    int(item.pinned),
-                    item.tokens,
-                    item.created_at.timestamp(),
-                    sum(body.values()) + sum(tags.values()),
-                    rank_key(item),
-                    item.content_type,
-                    micros(item.accessed_at),
-                    item.access_count,
-                )
-                row = conn.execute(
-                    "SELECT rid FROM memory_items WHERE session_id = ? AND id = ?", (session_id, item.id)
-                ).fetchone()
-                if row is None:
-                    rid = conn.execute(
-                        "INSERT INTO memory_items(session_id, id, item, archived, pinned, tokens, "
-                        "created_at, dl, rank, content_type, accessed_at, access_count) "
-                        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                        (session_id, item.id, *values),
-                    ).lastrowid
-                else:
-                    rid = row[0]
-                    conn.execute(
-                        "UPDATE memory_items SET item = ?, archived = ?, pinned = ?, tokens = ?, "
-                        "created_at = ?, dl = ?, rank = ?, content_type = ?, accessed_at = ?, "
-                        "access_count = ? WHERE rid = ?",
-                        (*values, rid),
+            self._sno(session_id, conn)  # the session's row before its first settle
+            conn.executemany(
+                "INSERT INTO memory_items(session_id, id, item, archived, pinned, tokens, created_at, "
+                "dl, rank, content_type, accessed_at, access_count, pending_terms) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT(session_id, id) DO UPDATE SET item = excluded.item, "
+                "archived = excluded.archived, pinned = excluded.pinned, tokens = excluded.tokens, "
+                "created_at = excluded.created_at, dl = excluded.dl, rank = excluded.rank, "
+                "content_type = excluded.content_type, accessed_at = excluded.accessed_at, "
+                "access_count = excluded.access_count, pending_terms = excluded.pending_terms",
+                [
+                    (
+                        session_id,
+                        item.id,
+                        item.model_dump_json(),
+                        int(item.archived),
+                        int(item.pinned),
+                        item.tokens,
+                        item.created_at.timestamp(),
+                        len(terms.body) + len(terms.tags),
+                        rank_key(item),
+                        item.content_type,
+                        micros(item.accessed_at),
+                        item.access_count,
+                        f"{' '.join(terms.body)}\n{' '.join(terms.tags)}",
                     )
-                    conn.execute("DELETE FROM memory_postings WHERE rid = ?", (rid,))
-                conn.executemany(
-                    "INSERT INTO memory_postings(sno, term, rid, body_tf, tag_tf) VALUES (?, ?, ?, ?, ?)",
-                    [(sno, t, rid, body.get(t, 0), tags.get(t, 0)) for t in set(body) | set(tags)],
-                )
+                    for item, terms in items
+                ],
+            )
+            self._unsettled += len(items)
+            if self._unsettled >= SETTLE_AT:  # a long run of writes with no pause: bounded batches
+                self._settle_rows(conn)
         self.touches.written(touched)
+
+    def memory_settle(self) -> None:
+        """Write the postings of every item stored without them (by any process, or before a
+        crash) in one transaction; a read when there are none."""
+        if self.db.row(_UNSETTLED) is None:
+            self._unsettled = 0
+            return
+        with self.db.write_txn() as conn:
+            self._settle_rows(conn)
+
+    def _settle_rows(self, conn: sqlite3.Connection) -> None:
+        rows = conn.execute(
+            "SELECT m.rid, s.sno, m.archived, m.pending_terms FROM memory_items m "
+            "JOIN memory_sessions s ON s.session_id = m.session_id WHERE m.pending_terms IS NOT NULL"
+        ).fetchall()
+        postings: list[tuple[int, int, str, int, int, int]] = []
+        for rid, sno, archived, pending in rows:
+            body_text, _, tags_text = pending.partition("\n")
+            body, tags = Counter(body_text.split()), Counter(tags_text.split())
+            postings.extend(
+                (sno, archived, t, rid, body.get(t, 0), tags.get(t, 0)) for t in body.keys() | tags
+            )
+        rids = [(r[0],) for r in rows]
+        conn.executemany("DELETE FROM memory_postings WHERE rid = ?", rids)  # a replaced item's
+        postings.sort()  # in key order: each insert lands next to the previous one
+        conn.executemany(
+            "INSERT INTO memory_postings(sno, archived, term, rid, body_tf, tag_tf) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            postings,
+        )
+        conn.executemany("UPDATE memory_items SET pending_terms = NULL WHERE rid = ?", rids)
+        self._unsettled = 0
 
     def memory_update(self, session_id: str, items: list[MemoryItem]) -> None:
         with self.db.write_txn() as conn:
@@ -215,13 +272,13 @@ class SQLiteMemory:
         with self.db.write_txn() as conn:
             for touched_session, touched_items in touched.items():
                 self._touch_rows(conn, touched_session, touched_items)
-            for item_id in ids:
+            for item_id in ids:  # an item still pending has no postings yet: its row is all
                 row = conn.execute(
-                    "SELECT rid FROM memory_items WHERE session_id = ? AND id = ?", (session_id, item_id)
+                    "DELETE FROM memory_items WHERE session_id = ? AND id = ? RETURNING rid",
+                    (session_id, item_id),
                 ).fetchone()
                 if row is not None:
                     conn.execute("DELETE FROM memory_postings WHERE rid = ?", (row[0],))
-                    conn.execute("DELETE FROM memory_items WHERE rid = ?", (row[0],))
                     deleted += 1
         self.touches.written(touched)
         return deleted
@@ -293,6 +350,7 @@ class SQLiteMemory:
     def memory_search(
         self, session_id: str, terms: list[str], limit: int, archived: bool
     ) -> list[tuple[str, float]]:
+        self.memory_settle()  # an item stored a moment ago is found
         sno = self._sno(session_id)
         if sno is None:
             return []
@@ -308,6 +366,7 @@ class SQLiteMemory:
         return int(tokens), int(live), int(pinned), int(archived)
 
     def memory_export(self, session_id: str) -> list[IndexedItem]:
+        self.memory_settle()  # every item with its terms
         items = {
             rid: item
             for rid, raw, accessed, count in self.db.rows(

@@ -1,4 +1,5 @@
-"""Schema 4 of the SQLite memory index: per-session postings, running totals, ranking columns.
+"""Schemas 4 and 5 of the SQLite memory index: per-session postings, running totals, ranking
+columns (4); live and archived postings apart, and postings written after the item (5).
 
 Replaces the FTS5 table (one index for every project in the file, so bm25 statistics mixed
 projects) with tables keyed by a small session number:
@@ -15,6 +16,18 @@ projects) with tables keyed by a small session number:
 
 ``upgrade_memory_index`` creates all this and moves the existing items' terms out of the FTS5
 table, keeping every item.
+
+Schema 5 (``SPLIT_POSTINGS``, plain SQL):
+
+* ``memory_postings`` is keyed (session, archived, term, rid): a search of live items reads only
+  live postings (at 100k items most postings of a rare word belonged to archived items, each read
+  and joined to its item only to be dropped). The ``memory_items_archived`` trigger moves an
+  item's postings when compaction or an update archives or restores it, in the same transaction;
+  document frequencies still count both halves, as on Redis;
+* ``memory_items.pending_terms``: an item's index terms until its postings are written
+  (memory_sqlite.py ``memory_settle``), so a store commits one row and its postings follow in a
+  batch; the partial index ``memory_items_unindexed`` finds them, in any process, and after a
+  crash. Existing items are all indexed (NULL).
 """
 
 from __future__ import annotations
@@ -138,3 +151,30 @@ def upgrade_memory_index(conn: sqlite3.Connection) -> None:
         "WHERE m.session_id = memory_sessions.session_id)"
     )
     conn.execute("DROP TABLE memory_fts")
+
+
+#: schema 5 (see above); every existing posting keeps its counts and gets its item's archived flag
+SPLIT_POSTINGS = """
+ALTER TABLE memory_items ADD COLUMN pending_terms TEXT;
+CREATE INDEX memory_items_unindexed ON memory_items(rid) WHERE pending_terms IS NOT NULL;
+CREATE TABLE memory_postings_split (
+    sno      INTEGER NOT NULL,
+    archived INTEGER NOT NULL,
+    term     TEXT NOT NULL,
+    rid      INTEGER NOT NULL,
+    body_tf  INTEGER NOT NULL,
+    tag_tf   INTEGER NOT NULL,
+    PRIMARY KEY (sno, archived, term, rid)
+) WITHOUT ROWID;
+INSERT INTO memory_postings_split(sno, archived, term, rid, body_tf, tag_tf)
+    SELECT p.sno, m.archived, p.term, p.rid, p.body_tf, p.tag_tf
+    FROM memory_postings p JOIN memory_items m ON m.rid = p.rid
+    ORDER BY p.sno, m.archived, p.term, p.rid;
+DROP TABLE memory_postings;
+ALTER TABLE memory_postings_split RENAME TO memory_postings;
+CREATE INDEX memory_postings_by_item ON memory_postings(rid);
+CREATE TRIGGER memory_items_archived AFTER UPDATE OF archived ON memory_items
+WHEN OLD.archived <> NEW.archived BEGIN
+    UPDATE memory_postings SET archived = NEW.archived WHERE rid = NEW.rid;
+END;
+"""
