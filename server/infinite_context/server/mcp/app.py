@@ -95,7 +95,8 @@ class Server(MCPServer):
         async with AsyncExitStack() as stack:
             wire: tuple[Any, Any] = (None, None)  # None: the SDK's own (threaded) transport
             if fast_fds():
-                wire = await stack.enter_async_context(pipe_streams())
+                settle = self.holder.settle if self.holder else None  # deferred index writes
+                wire = await stack.enter_async_context(pipe_streams(settle))
             read_stream, write_stream = await stack.enter_async_context(stdio_server(*wire))
             sink, checked = streams()
             async with anyio.create_task_group() as tg:

@@ -31,7 +31,8 @@ WAL_CHECKPOINT_PAGES = 8000
 CACHE_KIB = 32 * 1024
 #: items stored without postings by this process after which a store writes them itself
 SETTLE_AT = 64
-_UNSETTLED = "SELECT 1 FROM memory_items WHERE pending_terms IS NOT NULL LIMIT 1"
+#: what ``memory_settle`` has to do (the partial index memory_items_unsettled has exactly these)
+_UNSETTLED = "pending_terms IS NOT NULL OR postings_archived <> archived"
 _ITEM = "SELECT item, accessed_at, access_count FROM memory_items"
 
 
@@ -47,55 +48,37 @@ class _Postings:
         return int(docs), int(length), {t: frequency(self.sno, t, int(docs)) for t in terms}
 
     def postings(self, caps: dict[str, int | None], archived: bool) -> dict[str, list[search.Posting]]:
-        """Only this half's postings (live or archived) are read and joined to their items. A capped
-        term keeps what Redis keeps: its ``cap`` newest postings of either half, then this half's
-        of them; the other half's newest rids (index only, no join) give where that cut falls."""
         found: dict[str, list[search.Posting]] = {}
-        want = int(archived)
         for term, cap in caps.items():
-            rows = self.db.rows(
-                "SELECT m.id, p.body_tf, p.tag_tf, m.dl, p.rid FROM "
-                "(SELECT rid, body_tf, tag_tf FROM memory_postings "
-                "WHERE sno = ? AND archived = ? AND term = ? ORDER BY rid DESC LIMIT ?) p "
-                "JOIN memory_items m ON m.rid = p.rid",
-                (self.sno, want, term, -1 if cap is None else cap),
+            rows = self.db.rows(  # the other half's postings are dropped before the join
+                "SELECT m.id, p.body_tf, p.tag_tf, m.dl FROM "
+                "(SELECT rid, body_tf, tag_tf, archived FROM memory_postings WHERE sno = ? AND term = ? "
+                "ORDER BY rid DESC LIMIT ?) p JOIN memory_items m ON m.rid = p.rid "
+                "WHERE p.archived = ? AND m.archived = ?",
+                (self.sno, term, -1 if cap is None else cap, int(archived), int(archived)),
             )
-            if cap is not None:
-                others = self.db.rows(
-                    "SELECT rid FROM memory_postings WHERE sno = ? AND archived = ? AND term = ? "
-                    "ORDER BY rid DESC LIMIT ?",
-                    (self.sno, 1 - want, term, cap),
-                )
-                newest = sorted([r[4] for r in rows] + [r[0] for r in others], reverse=True)[:cap]
-                if len(newest) == cap:
-                    rows = [r for r in rows if r[4] >= newest[-1]]
-            found[term] = [(str(i), b, t, dl) for i, b, t, dl, _ in rows]
+            found[term] = [(str(i), b, t, dl) for i, b, t, dl in rows]
         return found
 
     def lookup(self, wanted: dict[str, list[str]]) -> dict[str, dict[str, tuple[int, int]]]:
         ids = sorted({i for found in wanted.values() for i in found})
         marks = ",".join("?" * len(ids))
-        keys = {
-            i: (rid, archived)
-            for i, rid, archived in self.db.rows(
-                f"SELECT id, rid, archived FROM memory_items WHERE session_id = ? AND id IN ({marks})",
+        rids = dict(
+            self.db.rows(
+                f"SELECT id, rid FROM memory_items WHERE session_id = ? AND id IN ({marks})",
                 (self.session_id, *ids),
             )
-        }
+        )
         found: dict[str, dict[str, tuple[int, int]]] = {}
         for term, term_ids in wanted.items():
-            found[term] = {}
-            for half in (0, 1):
-                by_rid = {keys[i][0]: i for i in term_ids if i in keys and keys[i][1] == half}
-                if not by_rid:
-                    continue
-                marks = ",".join("?" * len(by_rid))
-                rows = self.db.rows(  # primary-key lookups, not a scan of the term's postings
-                    "SELECT rid, body_tf, tag_tf FROM memory_postings "
-                    f"WHERE sno = ? AND archived = ? AND term = ? AND rid IN ({marks})",
-                    (self.sno, half, term, *by_rid),
-                )
-                found[term].update({by_rid[r]: (b, t) for r, b, t in rows})
+            by_rid = {rids[i]: i for i in term_ids if i in rids}
+            marks = ",".join("?" * len(by_rid))
+            rows = self.db.rows(  # primary-key lookups, not a scan of the term's postings
+                "SELECT rid, body_tf, tag_tf FROM memory_postings "
+                f"WHERE sno = ? AND term = ? AND rid IN ({marks})",
+                (self.sno, term, *by_rid),
+            )
+            found[term] = {by_rid[r]: (b, t) for r, b, t in rows}
         return found
 
 
@@ -127,8 +110,7 @@ class SQLiteMemory:
         # Counting stops past half the items: from there on idf is at its floor (search.idf), so a
         # larger count would rank nothing differently.
         row = self.db.row(
-            "SELECT COUNT(*) FROM (SELECT 1 FROM memory_postings "
-            "WHERE sno = ? AND archived IN (0, 1) AND term = ? LIMIT ?)",  # live and archived items
+            "SELECT COUNT(*) FROM (SELECT 1 FROM memory_postings WHERE sno = ? AND term = ? LIMIT ?)",
             (sno, term, docs // 2 + 1),
         )
         df = int(row[0])
@@ -168,8 +150,8 @@ class SQLiteMemory:
             self._sno(session_id, conn)  # the session's row before its first settle
             conn.executemany(
                 "INSERT INTO memory_items(session_id, id, item, archived, pinned, tokens, created_at, "
-                "dl, rank, content_type, accessed_at, access_count, pending_terms) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                "dl, rank, content_type, accessed_at, access_count, pending_terms, postings_archived) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0) "
                 "ON CONFLICT(session_id, id) DO UPDATE SET item = excluded.item, "
                 "archived = excluded.archived, pinned = excluded.pinned, tokens = excluded.tokens, "
                 "created_at = excluded.created_at, dl = excluded.dl, rank = excluded.rank, "
@@ -202,7 +184,7 @@ class SQLiteMemory:
     def memory_settle(self) -> None:
         """Write the postings of every item stored without them (by any process, or before a
         crash) in one transaction; a read when there are none."""
-        if self.db.row(_UNSETTLED) is None:
+        if self.db.row(f"SELECT 1 FROM memory_items WHERE {_UNSETTLED} LIMIT 1") is None:
             self._unsettled = 0
             return
         with self.db.write_txn() as conn:
@@ -210,25 +192,31 @@ class SQLiteMemory:
 
     def _settle_rows(self, conn: sqlite3.Connection) -> None:
         rows = conn.execute(
-            "SELECT m.rid, s.sno, m.archived, m.pending_terms FROM memory_items m "
-            "JOIN memory_sessions s ON s.session_id = m.session_id WHERE m.pending_terms IS NOT NULL"
+            f"SELECT rid, session_id, archived, pending_terms FROM memory_items WHERE {_UNSETTLED}"
         ).fetchall()
-        postings: list[tuple[int, int, str, int, int, int]] = []
-        for rid, sno, archived, pending in rows:
+        postings: list[tuple[int, str, int, int, int, int]] = []
+        for rid, session_id, archived, pending in rows:
+            if pending is None:  # archived or restored since its postings were written
+                conn.execute("UPDATE memory_postings SET archived = ? WHERE rid = ?", (archived, rid))
+                continue
+            sno = self._sno(session_id, conn)
+            assert sno is not None  # created with conn when missing
             body_text, _, tags_text = pending.partition("\n")
             body, tags = Counter(body_text.split()), Counter(tags_text.split())
             postings.extend(
-                (sno, archived, t, rid, body.get(t, 0), tags.get(t, 0)) for t in body.keys() | tags
+                (sno, t, rid, archived, body.get(t, 0), tags.get(t, 0)) for t in body.keys() | tags
             )
-        rids = [(r[0],) for r in rows]
-        conn.executemany("DELETE FROM memory_postings WHERE rid = ?", rids)  # a replaced item's
+            conn.execute("DELETE FROM memory_postings WHERE rid = ?", (rid,))  # a replaced item's
         postings.sort()  # in key order: each insert lands next to the previous one
         conn.executemany(
-            "INSERT INTO memory_postings(sno, archived, term, rid, body_tf, tag_tf) "
+            "INSERT INTO memory_postings(sno, term, rid, archived, body_tf, tag_tf) "
             "VALUES (?, ?, ?, ?, ?, ?)",
             postings,
         )
-        conn.executemany("UPDATE memory_items SET pending_terms = NULL WHERE rid = ?", rids)
+        conn.executemany(
+            "UPDATE memory_items SET pending_terms = NULL, postings_archived = archived WHERE rid = ?",
+            [(r[0],) for r in rows],
+        )
         self._unsettled = 0
 
     def memory_update(self, session_id: str, items: list[MemoryItem]) -> None:

@@ -19,15 +19,18 @@ table, keeping every item.
 
 Schema 5 (``SPLIT_POSTINGS``, plain SQL):
 
-* ``memory_postings`` is keyed (session, archived, term, rid): a search of live items reads only
-  live postings (at 100k items most postings of a rare word belonged to archived items, each read
-  and joined to its item only to be dropped). The ``memory_items_archived`` trigger moves an
-  item's postings when compaction or an update archives or restores it, in the same transaction;
-  document frequencies still count both halves, as on Redis;
-* ``memory_items.pending_terms``: an item's index terms until its postings are written
-  (memory_sqlite.py ``memory_settle``), so a store commits one row and its postings follow in a
-  batch; the partial index ``memory_items_unindexed`` finds them, in any process, and after a
-  crash. Existing items are all indexed (NULL).
+* ``memory_postings.archived``: the item's archived flag on each posting, so a search of live
+  items drops archived items' postings inside SQLite before joining each to its item (at 100k
+  items most postings of a rare word belonged to archived items, every one read and joined only
+  to be dropped). A column, not part of the key: a term's range stays one range, so the cap of
+  search.py keeps its meaning (newest postings of live and archived items, as on Redis), and a
+  flag is rewritten in place (moving postings between key ranges made a compaction 5x slower);
+* ``memory_items.pending_terms``: an item's index terms until its postings are written, and
+  ``memory_items.postings_archived``: the flag its postings carry. Both are brought up to date
+  by memory_sqlite.py ``memory_settle``, in a batch, after the write that changed them (a store
+  commits one row; a compaction rewrites only its items, not their ~40 postings each). The
+  partial index ``memory_items_unsettled`` finds such items, in any process, and after a crash;
+  every search settles first, and the live filter also checks the item's own flag.
 """
 
 from __future__ import annotations
@@ -153,28 +156,13 @@ def upgrade_memory_index(conn: sqlite3.Connection) -> None:
     conn.execute("DROP TABLE memory_fts")
 
 
-#: schema 5 (see above); every existing posting keeps its counts and gets its item's archived flag
+#: schema 5 (see above): every existing item and posting is settled
 SPLIT_POSTINGS = """
 ALTER TABLE memory_items ADD COLUMN pending_terms TEXT;
-CREATE INDEX memory_items_unindexed ON memory_items(rid) WHERE pending_terms IS NOT NULL;
-CREATE TABLE memory_postings_split (
-    sno      INTEGER NOT NULL,
-    archived INTEGER NOT NULL,
-    term     TEXT NOT NULL,
-    rid      INTEGER NOT NULL,
-    body_tf  INTEGER NOT NULL,
-    tag_tf   INTEGER NOT NULL,
-    PRIMARY KEY (sno, archived, term, rid)
-) WITHOUT ROWID;
-INSERT INTO memory_postings_split(sno, archived, term, rid, body_tf, tag_tf)
-    SELECT p.sno, m.archived, p.term, p.rid, p.body_tf, p.tag_tf
-    FROM memory_postings p JOIN memory_items m ON m.rid = p.rid
-    ORDER BY p.sno, m.archived, p.term, p.rid;
-DROP TABLE memory_postings;
-ALTER TABLE memory_postings_split RENAME TO memory_postings;
-CREATE INDEX memory_postings_by_item ON memory_postings(rid);
-CREATE TRIGGER memory_items_archived AFTER UPDATE OF archived ON memory_items
-WHEN OLD.archived <> NEW.archived BEGIN
-    UPDATE memory_postings SET archived = NEW.archived WHERE rid = NEW.rid;
-END;
+ALTER TABLE memory_items ADD COLUMN postings_archived INTEGER NOT NULL DEFAULT 0;
+UPDATE memory_items SET postings_archived = archived WHERE archived <> 0;
+CREATE INDEX memory_items_unsettled ON memory_items(rid)
+WHERE pending_terms IS NOT NULL OR postings_archived <> archived;
+ALTER TABLE memory_postings ADD COLUMN archived INTEGER NOT NULL DEFAULT 0;
+UPDATE memory_postings SET archived = 1 WHERE rid IN (SELECT rid FROM memory_items WHERE archived <> 0);
 """
