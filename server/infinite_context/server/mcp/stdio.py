@@ -9,9 +9,10 @@ Like the SDK, fd 0 and fd 1 are pointed at the null device and stderr while serv
 take this path (what Claude Code and every MCP client give); a terminal or a regular file keeps
 the SDK's own threaded transport.
 
-``idle``: work run on the loop once a reply is written and no byte of a next request has come in
-for ``IDLE_DELAY`` (the store's deferred index writes: ``memory_settle``), so it never delays a
-reply nor a request sent right after one.
+``idle``: work run once a reply is written and no byte of a next request has come in for
+``IDLE_DELAY`` (the store's deferred index writes: ``memory_settle``), in a worker thread, one run
+at a time: the loop goes on reading, and a request that comes in meanwhile waits at most for the
+work's current transaction (``memory_settle`` works in small ones).
 """
 
 from __future__ import annotations
@@ -86,6 +87,7 @@ class LineWriter:
     ) -> None:
         self._writer = writer
         self._incoming, self._idle = incoming, idle
+        self._busy = False
 
     async def write(self, text: str) -> None:
         self._writer.write(text.encode("utf-8"))
@@ -96,10 +98,17 @@ class LineWriter:
     def _when_idle(self, received: int) -> None:
         if self._idle is None or self._incoming is None or self._incoming.received != received:
             return  # a request came in: its own reply schedules this again
+        if not self._busy:  # in a worker thread: the loop keeps reading meanwhile
+            self._busy = True
+            asyncio.get_running_loop().run_in_executor(None, self._run_idle, self._idle)
+
+    def _run_idle(self, idle: Callable[[], None]) -> None:
         try:
-            self._idle()
+            idle()
         except Exception:  # deferred work only: whoever deferred it redoes it (a read settles first)
             log.warning("idle work after a reply failed", exc_info=True)
+        finally:
+            self._busy = False
 
     async def flush(self) -> None:
         """Nothing buffered here: ``write`` hands the bytes to the pipe."""

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from ..memory.model import MemoryItem, rank_key
@@ -31,8 +32,12 @@ WAL_CHECKPOINT_PAGES = 8000
 CACHE_KIB = 32 * 1024
 #: items stored without postings by this process after which a store writes them itself
 SETTLE_AT = 64
-#: what ``memory_settle`` has to do (the partial index memory_items_unsettled has exactly these)
-_UNSETTLED = "pending_terms IS NOT NULL OR postings_archived <> archived"
+#: items per transaction of ``memory_settle``
+SETTLE_CHUNK = 64
+#: items whose postings are not written yet (partial index memory_items_pending)
+_PENDING = "pending_terms IS NOT NULL"
+#: items archived since their postings' flags were written (partial index memory_items_stale)
+_STALE = "postings_archived <> archived"
 _ITEM = "SELECT item, accessed_at, access_count FROM memory_items"
 
 
@@ -50,11 +55,11 @@ class _Postings:
     def postings(self, caps: dict[str, int | None], archived: bool) -> dict[str, list[search.Posting]]:
         found: dict[str, list[search.Posting]] = {}
         for term, cap in caps.items():
-            rows = self.db.rows(  # the other half's postings are dropped before the join
+            rows = self.db.rows(  # a live search drops archived items' postings before the join
                 "SELECT m.id, p.body_tf, p.tag_tf, m.dl FROM "
                 "(SELECT rid, body_tf, tag_tf, archived FROM memory_postings WHERE sno = ? AND term = ? "
                 "ORDER BY rid DESC LIMIT ?) p JOIN memory_items m ON m.rid = p.rid "
-                "WHERE p.archived = ? AND m.archived = ?",
+                "WHERE p.archived <= ? AND m.archived = ?",
                 (self.sno, term, -1 if cap is None else cap, int(archived), int(archived)),
             )
             found[term] = [(str(i), b, t, dl) for i, b, t, dl in rows]
@@ -97,7 +102,7 @@ class SQLiteMemory:
         self._frequencies: dict[tuple[int, str], tuple[int, int]] = {}
         #: items this process stored without their postings since its last settle (an upper bound)
         self._unsettled = 0
-        self.memory_settle()  # what a process that died before settling left (usually nothing)
+        self._index_ready()  # what a process that died before settling left (usually nothing)
 
     def document_frequency(self, sno: int, term: str, docs: int) -> int:
         """How many of the session's items contain ``term``: counted over the term's postings
@@ -178,27 +183,39 @@ class SQLiteMemory:
             )
             self._unsettled += len(items)
             if self._unsettled >= SETTLE_AT:  # a long run of writes with no pause: bounded batches
-                self._settle_rows(conn)
+                self._settle_pending(conn, None)
         self.touches.written(touched)
 
     def memory_settle(self) -> None:
-        """Write the postings of every item stored without them (by any process, or before a
-        crash) in one transaction; a read when there are none."""
-        if self.db.row(f"SELECT 1 FROM memory_items WHERE {_UNSETTLED} LIMIT 1") is None:
-            self._unsettled = 0
-            return
-        with self.db.write_txn() as conn:
-            self._settle_rows(conn)
+        """Every deferred posting write: the postings of items stored without them (by any
+        process, or before a crash), then the archived flag on the postings of items archived
+        since. In transactions of ``SETTLE_CHUNK`` items, so a request of another thread waits
+        for one chunk at most (the MCP server settles in a worker thread when idle)."""
+        while self._settle_chunk(_PENDING, self._settle_pending) or self._settle_chunk(
+            _STALE, self._settle_flags
+        ):
+            time.sleep(0)  # a thread waiting for the connection takes it between chunks
 
-    def _settle_rows(self, conn: sqlite3.Connection) -> None:
+    def _settle_chunk(self, where: str, settle: Callable[[sqlite3.Connection, int | None], int]) -> bool:
+        if self.db.row(f"SELECT 1 FROM memory_items WHERE {where} LIMIT 1") is None:
+            return False
+        with self.db.write_txn() as conn:
+            settle(conn, SETTLE_CHUNK)
+        return True
+
+    def _index_ready(self) -> None:
+        """The postings of every stored item, before a read of the index (flags not needed)."""
+        if self.db.row(f"SELECT 1 FROM memory_items WHERE {_PENDING} LIMIT 1") is not None:
+            with self.db.write_txn() as conn:
+                self._settle_pending(conn, None)
+
+    def _settle_pending(self, conn: sqlite3.Connection, limit: int | None) -> int:
         rows = conn.execute(
-            f"SELECT rid, session_id, archived, pending_terms FROM memory_items WHERE {_UNSETTLED}"
+            f"SELECT rid, session_id, archived, pending_terms FROM memory_items WHERE {_PENDING} LIMIT ?",
+            (-1 if limit is None else limit,),
         ).fetchall()
         postings: list[tuple[int, str, int, int, int, int]] = []
         for rid, session_id, archived, pending in rows:
-            if pending is None:  # archived or restored since its postings were written
-                conn.execute("UPDATE memory_postings SET archived = ? WHERE rid = ?", (archived, rid))
-                continue
             sno = self._sno(session_id, conn)
             assert sno is not None  # created with conn when missing
             body_text, _, tags_text = pending.partition("\n")
@@ -217,7 +234,20 @@ class SQLiteMemory:
             "UPDATE memory_items SET pending_terms = NULL, postings_archived = archived WHERE rid = ?",
             [(r[0],) for r in rows],
         )
-        self._unsettled = 0
+        if limit is None or len(rows) < limit:
+            self._unsettled = 0
+        return len(rows)
+
+    def _settle_flags(self, conn: sqlite3.Connection, limit: int | None) -> int:
+        rows = conn.execute(
+            f"SELECT rid, archived FROM memory_items WHERE {_STALE} LIMIT ?",
+            (-1 if limit is None else limit,),
+        ).fetchall()
+        conn.executemany("UPDATE memory_postings SET archived = ? WHERE rid = ?", [(a, r) for r, a in rows])
+        conn.executemany(
+            "UPDATE memory_items SET postings_archived = archived WHERE rid = ?", [(r,) for r, _ in rows]
+        )
+        return len(rows)
 
     def memory_update(self, session_id: str, items: list[MemoryItem]) -> None:
         with self.db.write_txn() as conn:
@@ -338,7 +368,7 @@ class SQLiteMemory:
     def memory_search(
         self, session_id: str, terms: list[str], limit: int, archived: bool
     ) -> list[tuple[str, float]]:
-        self.memory_settle()  # an item stored a moment ago is found
+        self._index_ready()  # an item stored a moment ago is found
         sno = self._sno(session_id)
         if sno is None:
             return []
@@ -354,7 +384,7 @@ class SQLiteMemory:
         return int(tokens), int(live), int(pinned), int(archived)
 
     def memory_export(self, session_id: str) -> list[IndexedItem]:
-        self.memory_settle()  # every item with its terms
+        self._index_ready()  # every item with its terms
         items = {
             rid: item
             for rid, raw, accessed, count in self.db.rows(
