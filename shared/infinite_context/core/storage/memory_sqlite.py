@@ -41,6 +41,32 @@ _STALE = "postings_archived <> archived"
 _ITEM = "SELECT item, accessed_at, access_count FROM memory_items"
 
 
+_UPSERT = (
+    "INSERT INTO memory_items(session_id, id, item, archived, pinned, tokens, created_at, dl, rank, "
+    "content_type, accessed_at, access_count, pending_terms, postings_archived) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+    "ON CONFLICT(session_id, id) DO UPDATE SET item = excluded.item, archived = excluded.archived, "
+    "pinned = excluded.pinned, tokens = excluded.tokens, created_at = excluded.created_at, "
+    "dl = excluded.dl, rank = excluded.rank, content_type = excluded.content_type, "
+    "accessed_at = excluded.accessed_at, access_count = excluded.access_count, "
+    "pending_terms = excluded.pending_terms, postings_archived = excluded.postings_archived"
+)
+
+
+def _postings(
+    sno: int, rid: int, archived: int, body: Counter[str], tags: Counter[str]
+) -> Iterator[tuple[int, str, int, int, int, int]]:
+    return ((sno, t, rid, archived, body.get(t, 0), tags.get(t, 0)) for t in body.keys() | tags)
+
+
+def _insert_postings(conn: sqlite3.Connection, postings: list[tuple[int, str, int, int, int, int]]) -> None:
+    postings.sort()  # in key order: each insert lands next to the previous one
+    conn.executemany(
+        "INSERT INTO memory_postings(sno, term, rid, archived, body_tf, tag_tf) VALUES (?, ?, ?, ?, ?, ?)",
+        postings,
+    )
+
+
 class _Postings:
     """One session's index as storage/search.py reads it."""
 
@@ -143,47 +169,51 @@ class SQLiteMemory:
 
     # ---- writes -------------------------------------------------------------------------------
     def memory_put(self, session_id: str, items: list[IndexedItem]) -> None:
-        """One upsert per item, its terms kept in ``pending_terms`` until ``memory_settle`` writes
-        its postings (~40 rows, most of a store's pages) in a batch: the item, its length and the
-        session's totals are committed here, so nothing stored is lost or unseen by get/list/recall,
-        and every read of the index settles first. A replaced item keeps its rid; its old postings
-        go when the new ones are written."""
+        """One upsert per item. A few items (a ``store``) keep their terms in ``pending_terms``
+        until ``memory_settle`` writes their postings (~40 rows, most of a store's pages) in a
+        batch: the item, its length and the session's totals are committed here, so nothing
+        stored is lost or unseen by get/list/recall, and every read of the index writes them
+        first. Once ``SETTLE_AT`` items wait (a bulk store, or stores with no pause), this
+        transaction writes every posting itself. A replaced item keeps its rid."""
         touched = self.touches.pending()  # written first, in this same transaction
+        direct = self._unsettled + len(items) >= SETTLE_AT
         with self.db.write_txn() as conn:
             for touched_session, touched_items in touched.items():
                 self._touch_rows(conn, touched_session, touched_items)
-            self._sno(session_id, conn)  # the session's row before its first settle
-            conn.executemany(
-                "INSERT INTO memory_items(session_id, id, item, archived, pinned, tokens, created_at, "
-                "dl, rank, content_type, accessed_at, access_count, pending_terms, postings_archived) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0) "
-                "ON CONFLICT(session_id, id) DO UPDATE SET item = excluded.item, "
-                "archived = excluded.archived, pinned = excluded.pinned, tokens = excluded.tokens, "
-                "created_at = excluded.created_at, dl = excluded.dl, rank = excluded.rank, "
-                "content_type = excluded.content_type, accessed_at = excluded.accessed_at, "
-                "access_count = excluded.access_count, pending_terms = excluded.pending_terms",
-                [
-                    (
-                        session_id,
-                        item.id,
-                        item.model_dump_json(),
-                        int(item.archived),
-                        int(item.pinned),
-                        item.tokens,
-                        item.created_at.timestamp(),
-                        len(terms.body) + len(terms.tags),
-                        rank_key(item),
-                        item.content_type,
-                        micros(item.accessed_at),
-                        item.access_count,
-                        f"{' '.join(terms.body)}\n{' '.join(terms.tags)}",
+            sno = self._sno(session_id, conn)
+            assert sno is not None  # created with conn when missing
+            rows = [
+                (
+                    session_id,
+                    item.id,
+                    item.model_dump_json(),
+                    int(item.archived),
+                    int(item.pinned),
+                    item.tokens,
+                    item.created_at.timestamp(),
+                    len(terms.body) + len(terms.tags),
+                    rank_key(item),
+                    item.content_type,
+                    micros(item.accessed_at),
+                    item.access_count,
+                    None if direct else f"{' '.join(terms.body)}\n{' '.join(terms.tags)}",
+                    int(item.archived),
+                )
+                for item, terms in items
+            ]
+            if not direct:
+                conn.executemany(_UPSERT, rows)
+                self._unsettled += len(items)
+            else:
+                self._settle_pending(conn, None)  # the earlier ones first
+                by_rid: dict[int, list[tuple[int, str, int, int, int, int]]] = {}
+                for row, (item, terms) in zip(rows, items, strict=True):
+                    rid = conn.execute(_UPSERT + " RETURNING rid", row).fetchone()[0]
+                    conn.execute("DELETE FROM memory_postings WHERE rid = ?", (rid,))  # a replaced item's
+                    by_rid[rid] = list(  # an id given twice: its last version, as the row
+                        _postings(sno, rid, int(item.archived), Counter(terms.body), Counter(terms.tags))
                     )
-                    for item, terms in items
-                ],
-            )
-            self._unsettled += len(items)
-            if self._unsettled >= SETTLE_AT:  # a long run of writes with no pause: bounded batches
-                self._settle_pending(conn, None)
+                _insert_postings(conn, [p for found in by_rid.values() for p in found])
         self.touches.written(touched)
 
     def memory_settle(self) -> None:
@@ -219,17 +249,11 @@ class SQLiteMemory:
             sno = self._sno(session_id, conn)
             assert sno is not None  # created with conn when missing
             body_text, _, tags_text = pending.partition("\n")
-            body, tags = Counter(body_text.split()), Counter(tags_text.split())
             postings.extend(
-                (sno, t, rid, archived, body.get(t, 0), tags.get(t, 0)) for t in body.keys() | tags
+                _postings(sno, rid, archived, Counter(body_text.split()), Counter(tags_text.split()))
             )
             conn.execute("DELETE FROM memory_postings WHERE rid = ?", (rid,))  # a replaced item's
-        postings.sort()  # in key order: each insert lands next to the previous one
-        conn.executemany(
-            "INSERT INTO memory_postings(sno, term, rid, archived, body_tf, tag_tf) "
-            "VALUES (?, ?, ?, ?, ?, ?)",
-            postings,
-        )
+        _insert_postings(conn, postings)
         conn.executemany(
             "UPDATE memory_items SET pending_terms = NULL, postings_archived = archived WHERE rid = ?",
             [(r[0],) for r in rows],
