@@ -11,12 +11,15 @@ import sqlite3
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from infinite_context.core.config import load_settings
 from infinite_context.core.memory.model import MemoryItem, rank_key
-from infinite_context.core.storage import Store, open_store
+from infinite_context.core.storage import Store, memory_sqlite, open_store
 from infinite_context.core.storage.parts import IndexedItem, IndexTerms
 from infinite_context.core.storage.sqlite_migrations import LATEST, MIGRATIONS, _statements
 from infinite_context.core.storage.touches import micros
@@ -24,6 +27,12 @@ from infinite_context.core.storage.touches import micros
 from . import memory_golden
 
 GOLDEN = Path(__file__).parent / "data" / "memory_golden_rankings.json"
+
+
+@pytest.fixture(autouse=True)
+def _no_background_settle(monkeypatch: pytest.MonkeyPatch) -> None:
+    """What is pending is checked here step by step: the background settle stays out of it."""
+    monkeypatch.setattr(memory_sqlite, "SETTLE_DELAY", 3600.0)
 
 
 def _open(path: Path) -> Store:
@@ -109,6 +118,24 @@ def test_stores_without_a_pause_write_postings_in_batches_and_close_settles(tmp_
         for n in (0, 63, 64, 149):
             assert [i for i, _ in store.memory_search("s", [f"word{n}"], 5, False)] == [f"i{n}"]
         assert len(store.memory_search("s", ["common"], 500, False)) == 150
+
+
+def test_a_background_thread_settles_a_moment_after_a_write(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(memory_sqlite, "SETTLE_DELAY", 0.05)
+    path = tmp_path / "b.db"
+    with _open(path) as store:
+        store.memory_put("s", [_indexed(f"i{n}", f"alone{n}") for n in range(3)])
+        archived = store.memory_get("s", ["i0"])["i0"].model_copy(update={"archived": True})
+        store.memory_update("s", [archived])
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and (
+            _pending(path)
+            or _raw(path, "SELECT COUNT(*) FROM memory_items WHERE postings_archived <> archived")[0][0]
+        ):
+            time.sleep(0.02)
+        assert _pending(path) == 0 and _flags(path, "i0") == {1}  # no read, no close: the thread did
 
 
 def test_a_process_killed_before_settling_loses_no_posting(tmp_path: Path) -> None:

@@ -6,12 +6,22 @@ Usage (``memory_usage``) is one row kept by triggers in the same transaction as 
 buffered access times go into the next write's own transaction (one transaction per store);
 ``memory_ranked`` walks the ``rank`` and ``accessed_at`` indexes for ``recall``; access
 bookkeeping is buffered (touches.py) and written as two columns, never as the item's JSON.
+
+Deferred index writes (schema 5): a ``store`` commits the item's row with its terms in it, and
+its postings (~40 rows, most of the pages a store wrote) follow in a batch at ``memory_settle``
+(the MCP server when idle after a reply, a background thread a second later, ``close``, and any
+read of the index first); archiving marks the item, and its postings' ``archived`` flags follow
+the same way. Durability is SQLite's in WAL mode with ``synchronous=NORMAL`` (sqlite_db.py):
+a committed store survives a process crash, and a crash before settling leaves the terms in the
+row for the next open.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import sqlite3
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -23,6 +33,7 @@ from .parts import IndexedItem, IndexTerms
 from .sqlite_db import SQLiteDB
 from .touches import TouchBuffer, micros, parse_item
 
+log = logging.getLogger(__name__)
 #: ids per lookup, under SQLite's limit on bound variables
 CHUNK = 500
 #: a cached document frequency is counted again once the session's item count moved this much
@@ -34,6 +45,8 @@ CACHE_KIB = 32 * 1024
 SETTLE_AT = 64
 #: items per transaction of ``memory_settle``
 SETTLE_CHUNK = 64
+#: seconds after a deferring write before a background thread settles (touches.py waits as long)
+SETTLE_DELAY = 1.0
 #: items whose postings are not written yet (partial index memory_items_pending)
 _PENDING = "pending_terms IS NOT NULL"
 #: items archived since their postings' flags were written (partial index memory_items_stale)
@@ -123,6 +136,8 @@ class SQLiteMemory:
         # (2 MB by default) rather than re-reading them from the OS on every query.
         db.guard(lambda: db.conn.execute(f"PRAGMA cache_size = -{CACHE_KIB}"))
         self.touches = TouchBuffer(self._write_touches)
+        self._timer: threading.Timer | None = None
+        self._timer_lock = threading.Lock()
         self._numbers: dict[str, int] = {}
         #: (session number, term) -> (df, the session's item count when counted)
         self._frequencies: dict[tuple[int, str], tuple[int, int]] = {}
@@ -204,6 +219,7 @@ class SQLiteMemory:
             if not direct:
                 conn.executemany(_UPSERT, rows)
                 self._unsettled += len(items)
+                self._settle_later()
             else:
                 self._settle_pending(conn, None)  # the earlier ones first
                 by_rid: dict[int, list[tuple[int, str, int, int, int, int]]] = {}
@@ -220,11 +236,30 @@ class SQLiteMemory:
         """Every deferred posting write: the postings of items stored without them (by any
         process, or before a crash), then the archived flag on the postings of items archived
         since. In transactions of ``SETTLE_CHUNK`` items, so a request of another thread waits
-        for one chunk at most (the MCP server settles in a worker thread when idle)."""
+        for one chunk at most (the MCP server settles in a worker thread when idle). Without a
+        call, a background thread settles ``SETTLE_DELAY`` seconds after a deferring write (any
+        adapter: the LSP, a notebook), and ``close`` does."""
+        with self._timer_lock:
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
         while self._settle_chunk(_PENDING, self._settle_pending) or self._settle_chunk(
             _STALE, self._settle_flags
         ):
             time.sleep(0)  # a thread waiting for the connection takes it between chunks
+
+    def _settle_later(self) -> None:
+        with self._timer_lock:
+            if self._timer is None:
+                self._timer = threading.Timer(SETTLE_DELAY, self._settle_in_background)
+                self._timer.daemon = True
+                self._timer.start()
+
+    def _settle_in_background(self) -> None:
+        try:
+            self.memory_settle()
+        except Exception:  # kept in the rows: the next settle (a read, close, the next open) redoes it
+            log.warning("could not write deferred index entries of working-memory items", exc_info=True)
 
     def _settle_chunk(self, where: str, settle: Callable[[sqlite3.Connection, int | None], int]) -> bool:
         if self.db.row(f"SELECT 1 FROM memory_items WHERE {where} LIMIT 1") is None:
@@ -291,6 +326,8 @@ class SQLiteMemory:
                     for i in items
                 ],
             )
+        if any(i.archived for i in items):  # their postings' flags: stale until settled
+            self._settle_later()
 
     def memory_touch(self, session_id: str, items: list[MemoryItem]) -> None:
         self.touches.add(session_id, items)
