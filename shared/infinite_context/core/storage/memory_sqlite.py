@@ -239,16 +239,14 @@ class SQLiteMemory:
         for one chunk at most (the MCP server settles in a worker thread when idle). Without a
         call, a background thread settles ``SETTLE_DELAY`` seconds after a deferring write (any
         adapter: the LSP, a notebook), and ``close`` does."""
-        with self._timer_lock:
-            if self._timer is not None:
-                self._timer.cancel()
-                self._timer = None
         while self._settle_chunk(_PENDING, self._settle_pending) or self._settle_chunk(
             _STALE, self._settle_flags
         ):
             time.sleep(0)  # a thread waiting for the connection takes it between chunks
 
     def _settle_later(self) -> None:
+        """At most one timer at a time, never cancelled: starting a thread on every store (the
+        MCP server settles after each) would cost more than a read that finds nothing."""
         with self._timer_lock:
             if self._timer is None:
                 self._timer = threading.Timer(SETTLE_DELAY, self._settle_in_background)
@@ -256,8 +254,12 @@ class SQLiteMemory:
                 self._timer.start()
 
     def _settle_in_background(self) -> None:
+        with self._timer_lock:
+            self._timer = None  # a write from now on schedules the next one
         try:
             self.memory_settle()
+        except sqlite3.ProgrammingError:  # the store closed meanwhile, and settled as it closed
+            pass
         except Exception:  # kept in the rows: the next settle (a read, close, the next open) redoes it
             log.warning("could not write deferred index entries of working-memory items", exc_info=True)
 
