@@ -43,8 +43,8 @@ WAL_CHECKPOINT_PAGES = 8000
 CACHE_KIB = 32 * 1024
 #: items stored without postings by this process after which a store writes them itself
 SETTLE_AT = 64
-#: items per transaction of ``memory_settle``
-SETTLE_CHUNK = 64
+#: items per transaction of ``memory_settle`` (~1-2 ms each: what a request may wait for)
+SETTLE_CHUNK = 16
 #: seconds after a deferring write before a background thread settles (touches.py waits as long)
 SETTLE_DELAY = 1.0
 #: items whose postings are not written yet (partial index memory_items_pending)
