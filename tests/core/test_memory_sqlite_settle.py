@@ -24,6 +24,7 @@ from infinite_context.core.storage.parts import IndexedItem, IndexTerms
 from infinite_context.core.storage.sqlite_migrations import LATEST, MIGRATIONS, _statements
 from infinite_context.core.storage.touches import micros
 
+from ..conftest import Backend, RedisServer
 from . import memory_golden
 
 GOLDEN = Path(__file__).parent / "data" / "memory_golden_rankings.json"
@@ -271,3 +272,29 @@ def test_a_schema_4_file_is_upgraded_keeping_every_item_and_every_search_result(
     with _open(tmp_path / "fresh.db") as fresh:  # the same data written by schema 5
         fresh.memory_put(memory_golden.SESSION, items)
         assert memory_golden.rankings(fresh) == upgraded
+
+
+def test_every_backend_settles_and_finds_items_before_and_after(backend: Backend) -> None:
+    store = backend.open()
+    store.memory_put("s", [_indexed("a", "pangolin ledger"), _indexed("b", "pangolin export")])
+    assert [i for i, _ in store.memory_search("s", ["ledger"], 5, False)] == ["a"]
+    store.memory_settle()
+    store.memory_settle()  # nothing left: a no-op
+    assert {i for i, _ in store.memory_search("s", ["pangolin"], 5, False)} == {"a", "b"}
+    assert {e.item.id for e in store.memory_export("s")} == {"a", "b"}
+
+
+def test_sqlite_ranks_archived_and_capped_terms_as_redis_does(
+    tmp_path: Path, redis_server: RedisServer
+) -> None:
+    with (
+        _open(tmp_path / "b.db") as on_sqlite,
+        open_store(load_settings(store_url=redis_server.url)) as on_redis,
+    ):
+        on_redis.memory_delete(memory_golden.SESSION, [i.item.id for i in memory_golden.workload()])
+        for store in (on_sqlite, on_redis):
+            memory_golden.fill(store)
+        a, b = memory_golden.rankings(on_sqlite), memory_golden.rankings(on_redis)
+        for query in a:
+            assert [i for i, _ in a[query]] == [i for i, _ in b[query]], query
+            assert [s for _, s in a[query]] == pytest.approx([s for _, s in b[query]], abs=1e-6), query
