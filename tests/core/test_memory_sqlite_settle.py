@@ -298,3 +298,21 @@ def test_sqlite_ranks_archived_and_capped_terms_as_redis_does(
         for query in a:
             assert [i for i, _ in a[query]] == [i for i, _ in b[query]], query
             assert [s for _, s in a[query]] == pytest.approx([s for _, s in b[query]], abs=1e-6), query
+
+
+def test_settling_gives_way_to_a_thread_waiting_for_the_connection(tmp_path: Path) -> None:
+    path = tmp_path / "b.db"
+    with _open(path) as store:
+        store.memory_put("s", [_indexed(f"i{n}", f"shared item{n}") for n in range(100)])
+        items = store.memory_get("s", [f"i{n}" for n in range(60)])
+        store.memory_update("s", [i.model_copy(update={"archived": True}) for i in items.values()])
+        memory = store.memory  # type: ignore[attr-defined]
+        memory.db.waiting = 1  # as while a request's thread waits for the lock
+        try:
+            store.memory_settle()
+        finally:
+            memory.db.waiting = 0
+        stale = "SELECT COUNT(*) FROM memory_items WHERE postings_archived <> archived"
+        assert _raw(path, stale) == [(60 - memory_sqlite.SETTLE_CHUNK,)]  # one chunk, then it stopped
+        store.memory_settle()
+        assert _raw(path, stale) == [(0,)]

@@ -22,7 +22,6 @@ import json
 import logging
 import sqlite3
 import threading
-import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -235,14 +234,19 @@ class SQLiteMemory:
     def memory_settle(self) -> None:
         """Every deferred posting write: the postings of items stored without them (by any
         process, or before a crash), then the archived flag on the postings of items archived
-        since. In transactions of ``SETTLE_CHUNK`` items, so a request of another thread waits
-        for one chunk at most (the MCP server settles in a worker thread when idle). Without a
-        call, a background thread settles ``SETTLE_DELAY`` seconds after a deferring write (any
-        adapter: the LSP, a notebook), and ``close`` does."""
+        since. In transactions of ``SETTLE_CHUNK`` items; when another thread waits for the
+        connection (a request: the MCP server settles in a worker thread when idle), it stops
+        after the current one and leaves the rest to the background thread, which settles
+        ``SETTLE_DELAY`` seconds after a deferring write (any adapter: the LSP, a notebook).
+        Nothing depends on when: a read of the index writes pending postings first, and a
+        posting's archived flag only lets a live search skip it (flagged live, it is checked
+        against its item). ``close`` settles too."""
         while self._settle_chunk(_PENDING, self._settle_pending) or self._settle_chunk(
             _STALE, self._settle_flags
         ):
-            time.sleep(0)  # a thread waiting for the connection takes it between chunks
+            if self.db.waiting:  # a request wants the connection: it goes first, the rest later
+                self._settle_later()
+                return
 
     def _settle_later(self) -> None:
         """At most one timer at a time, never cancelled: starting a thread on every store (the
