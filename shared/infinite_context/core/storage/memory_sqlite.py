@@ -72,7 +72,6 @@ def _postings(
 
 
 def _insert_postings(conn: sqlite3.Connection, postings: list[tuple[int, str, int, int, int, int]]) -> None:
-    postings.sort()  # in key order: each insert lands next to the previous one
     conn.executemany(
         "INSERT INTO memory_postings(sno, term, rid, archived, body_tf, tag_tf) VALUES (?, ?, ?, ?, ?, ?)",
         postings,
@@ -221,10 +220,24 @@ class SQLiteMemory:
                 self._settle_later()
             else:
                 self._settle_pending(conn, None)  # the earlier ones first
+                ids = [item.id for item, _ in items]
+                existing: set[int] = (
+                    set()
+                )  # replaced items: their old postings go (one read, not a probe each)
+                for start in range(0, len(ids), CHUNK):
+                    chunk = ids[start : start + CHUNK]
+                    marks = ",".join("?" * len(chunk))
+                    existing.update(
+                        r[0]
+                        for r in conn.execute(
+                            f"SELECT rid FROM memory_items WHERE session_id = ? AND id IN ({marks})",
+                            (session_id, *chunk),
+                        )
+                    )
+                conn.executemany("DELETE FROM memory_postings WHERE rid = ?", [(r,) for r in existing])
                 by_rid: dict[int, list[tuple[int, str, int, int, int, int]]] = {}
                 for row, (item, terms) in zip(rows, items, strict=True):
                     rid = conn.execute(_UPSERT + " RETURNING rid", row).fetchone()[0]
-                    conn.execute("DELETE FROM memory_postings WHERE rid = ?", (rid,))  # a replaced item's
                     by_rid[rid] = list(  # an id given twice: its last version, as the row
                         _postings(sno, rid, int(item.archived), Counter(terms.body), Counter(terms.tags))
                     )
