@@ -274,10 +274,11 @@ class SQLiteMemory:
         with self._timer_lock:
             self._timer = None  # a write from now on schedules the next one
         try:
-            self.memory_settle()
-        except sqlite3.ProgrammingError:  # the store closed meanwhile, and settled as it closed
-            pass
+            if not self.db.closed:
+                self.memory_settle()
         except Exception:  # kept in the rows: the next settle (a read, close, the next open) redoes it
+            if self.db.closed:  # the store closed meanwhile, and settled as it closed
+                return
             log.warning("could not write deferred index entries of working-memory items", exc_info=True)
 
     def _settle_chunk(self, where: str, settle: Callable[[sqlite3.Connection, int | None], int]) -> bool:

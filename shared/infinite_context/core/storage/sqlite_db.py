@@ -96,6 +96,7 @@ class SQLiteDB:
         #: threads waiting for ``lock`` (deferred work, memory_sqlite.py's settle, gives way to them)
         self.waiting = 0
         self._waiting_lock = threading.Lock()
+        self.closed = False
         try:
             self.conn = self._open_and_migrate()
         except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:
@@ -194,4 +195,5 @@ class SQLiteDB:
 
     def close(self) -> None:
         with self.lock:
+            self.closed = True
             self.conn.close()
