@@ -98,7 +98,8 @@ class Server(MCPServer):
         options = self._lowlevel_server.create_initialization_options()
         async with AsyncExitStack() as stack:
             if fast_fds():
-                lines, out = await stack.enter_async_context(pipe_streams())
+                settle = self.holder.settle if self.holder else None  # deferred index writes
+                lines, out = await stack.enter_async_context(pipe_streams(settle))
                 read, write = session_streams(lines, out)
                 await self._lowlevel_server.run(read, write, options)
                 return

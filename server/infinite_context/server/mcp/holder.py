@@ -100,6 +100,18 @@ class BrainHolder:
                     if not self._pending:
                         self._idle.notify_all()
 
+    def settle(self) -> None:
+        """The store's deferred index writes (``memory_settle``), when the server is idle after a
+        reply (stdio.py); nothing before the brain is open. ``close`` settles too."""
+        brain = self._brain
+        if brain is None or self._closing:
+            return
+        try:
+            brain.store.memory_settle()
+        except Exception:
+            if not self._closing:  # else the store closed under it, settling as it closed
+                raise
+
     def close(self, wait: float = LATER_WAIT_SECONDS) -> None:
         with self._lock:
             self._closing = True

@@ -8,19 +8,28 @@ Like the SDK, fd 0 and fd 1 are pointed at the null device and stderr while serv
 ``print`` or a child process cannot corrupt the wire) and restored on exit. Only pipes and sockets
 take this path (what Claude Code and every MCP client give); a terminal or a regular file keeps
 the SDK's own threaded transport.
+
+``idle``: work run once a reply is written and no byte of a next request has come in for
+``IDLE_DELAY`` (the store's deferred index writes: ``memory_settle``), in a worker thread, one run
+at a time: the loop goes on reading, and a request that comes in meanwhile waits at most for the
+work's current transaction (``memory_settle`` works in small ones).
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import stat
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 
+log = logging.getLogger(__name__)
 #: a JSON-RPC message is one line; a line longer than this is an error the SDK's parser reports
 LINE_LIMIT = 1 << 30
+#: seconds without input after a reply before ``idle`` work runs
+IDLE_DELAY = 0.002
 
 
 def fast_fds() -> bool:
@@ -56,16 +65,50 @@ class LineReader:
         return line.decode("utf-8", errors="replace")
 
 
+class _Counting(asyncio.StreamReaderProtocol):
+    """Counts the chunks read from the wire: a change means a request is coming in."""
+
+    received = 0
+
+    def data_received(self, data: bytes) -> None:
+        self.received += 1
+        super().data_received(data)
+
+
 class LineWriter:
     """``await writer.write(text)`` then ``flush()``, as the SDK's transport writes a reply; the
     write waits only while the client is not reading (the pipe is full)."""
 
-    def __init__(self, writer: asyncio.StreamWriter) -> None:
+    def __init__(
+        self,
+        writer: asyncio.StreamWriter,
+        incoming: _Counting | None = None,
+        idle: Callable[[], None] | None = None,
+    ) -> None:
         self._writer = writer
+        self._incoming, self._idle = incoming, idle
+        self._busy = False
 
     async def write(self, text: str) -> None:
         self._writer.write(text.encode("utf-8"))
         await self._writer.drain()
+        if self._idle is not None and self._incoming is not None:
+            asyncio.get_running_loop().call_later(IDLE_DELAY, self._when_idle, self._incoming.received)
+
+    def _when_idle(self, received: int) -> None:
+        if self._idle is None or self._incoming is None or self._incoming.received != received:
+            return  # a request came in: its own reply schedules this again
+        if not self._busy:  # in a worker thread: the loop keeps reading meanwhile
+            self._busy = True
+            asyncio.get_running_loop().run_in_executor(None, self._run_idle, self._idle)
+
+    def _run_idle(self, idle: Callable[[], None]) -> None:
+        try:
+            idle()
+        except Exception:  # deferred work only: whoever deferred it redoes it (a read settles first)
+            log.warning("idle work after a reply failed", exc_info=True)
+        finally:
+            self._busy = False
 
     async def flush(self) -> None:
         """Nothing buffered here: ``write`` hands the bytes to the pipe."""
@@ -87,9 +130,12 @@ def _divert(fd: int, flags: int, target: int | None) -> tuple[int, int]:
 
 
 @asynccontextmanager
-async def pipe_streams() -> AsyncIterator[tuple[LineReader, LineWriter]]:
+async def pipe_streams(
+    idle: Callable[[], None] | None = None,
+) -> AsyncIterator[tuple[LineReader, LineWriter]]:
     """The wire as (lines in, replies out) on the running asyncio loop; fd 0 and fd 1 diverted
-    meanwhile and restored after (with their blocking mode: the descriptions may be shared)."""
+    meanwhile and restored after (with their blocking mode: the descriptions may be shared);
+    ``idle`` as the module says."""
     loop = asyncio.get_running_loop()
     in_fd, in_saved = _divert(0, os.O_RDONLY, None)
     out_fd, out_saved = _divert(1, os.O_WRONLY, 2)
@@ -97,8 +143,9 @@ async def pipe_streams() -> AsyncIterator[tuple[LineReader, LineWriter]]:
     transports: list[asyncio.BaseTransport] = []
     try:
         reader = asyncio.StreamReader(limit=LINE_LIMIT)
+        incoming = _Counting(reader)
         read_transport, _ = await loop.connect_read_pipe(
-            lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(in_fd, "rb", buffering=0, closefd=False)
+            lambda: incoming, os.fdopen(in_fd, "rb", buffering=0, closefd=False)
         )
         transports.append(read_transport)
         write_transport, protocol = await loop.connect_write_pipe(
@@ -109,7 +156,7 @@ async def pipe_streams() -> AsyncIterator[tuple[LineReader, LineWriter]]:
         # left in a buffer when the transport closes
         write_transport.set_write_buffer_limits(high=0)
         writer = asyncio.StreamWriter(write_transport, protocol, None, loop)
-        yield LineReader(reader), LineWriter(writer)
+        yield LineReader(reader), LineWriter(writer, incoming, idle)
     finally:
         for transport in transports:
             transport.close()

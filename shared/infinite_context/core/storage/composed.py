@@ -114,6 +114,9 @@ class ComposedStore:
     def memory_flush(self) -> None:
         self.memory.memory_flush()
 
+    def memory_settle(self) -> None:
+        self.memory.memory_settle()
+
     def memory_get(self, session_id: str, ids: list[str]) -> dict[str, MemoryItem]:
         return self.memory.memory_get(session_id, ids)
 
@@ -154,12 +157,16 @@ class ComposedStore:
     # ---- lifetime ---------------------------------------------------------------------------
     def close(self) -> None:
         """Stop the change feed's listeners first: they read through the same connection; write
-        buffered access bookkeeping before the connection goes."""
+        buffered access bookkeeping and deferred index entries before the connection goes."""
         self.feed.close()
         try:
             self.memory.memory_flush()
         except Exception:  # bookkeeping only: closing goes on
             log.warning("could not store access times of working-memory items", exc_info=True)
+        try:
+            self.memory.memory_settle()
+        except Exception:  # kept in the items' rows: the next open settles them
+            log.warning("could not write deferred index entries of working-memory items", exc_info=True)
         self._close_connection()
 
     def __enter__(self) -> ComposedStore:

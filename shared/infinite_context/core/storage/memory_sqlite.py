@@ -6,14 +6,24 @@ Usage (``memory_usage``) is one row kept by triggers in the same transaction as 
 buffered access times go into the next write's own transaction (one transaction per store);
 ``memory_ranked`` walks the ``rank`` and ``accessed_at`` indexes for ``recall``; access
 bookkeeping is buffered (touches.py) and written as two columns, never as the item's JSON.
+
+Deferred index writes (schema 5): a ``store`` commits the item's row with its terms in it, and
+its postings (~40 rows, most of the pages a store wrote) follow in a batch at ``memory_settle``
+(the MCP server when idle after a reply, a background thread a second later, ``close``, and any
+read of the index first); archiving marks the item, and its postings' ``archived`` flags follow
+the same way. Durability is SQLite's in WAL mode with ``synchronous=NORMAL`` (sqlite_db.py):
+a committed store survives a process crash, and a crash before settling leaves the terms in the
+row for the next open.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import sqlite3
+import threading
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from ..memory.model import MemoryItem, rank_key
@@ -22,6 +32,7 @@ from .parts import IndexedItem, IndexTerms
 from .sqlite_db import SQLiteDB
 from .touches import TouchBuffer, micros, parse_item
 
+log = logging.getLogger(__name__)
 #: ids per lookup, under SQLite's limit on bound variables
 CHUNK = 500
 #: a cached document frequency is counted again once the session's item count moved this much
@@ -29,7 +40,42 @@ DF_DRIFT = 0.02
 DF_CACHE = 10_000
 WAL_CHECKPOINT_PAGES = 8000
 CACHE_KIB = 32 * 1024
+#: items stored without postings by this process after which a store writes them itself
+SETTLE_AT = 64
+#: items per transaction of ``memory_settle`` (~1-2 ms each: what a request may wait for)
+SETTLE_CHUNK = 16
+#: seconds after a deferring write before a background thread settles (touches.py waits as long)
+SETTLE_DELAY = 1.0
+#: items whose postings are not written yet (partial index memory_items_pending)
+_PENDING = "pending_terms IS NOT NULL"
+#: items archived since their postings' flags were written (partial index memory_items_stale)
+_STALE = "postings_archived <> archived"
 _ITEM = "SELECT item, accessed_at, access_count FROM memory_items"
+
+
+_UPSERT = (
+    "INSERT INTO memory_items(session_id, id, item, archived, pinned, tokens, created_at, dl, rank, "
+    "content_type, accessed_at, access_count, pending_terms, postings_archived) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+    "ON CONFLICT(session_id, id) DO UPDATE SET item = excluded.item, archived = excluded.archived, "
+    "pinned = excluded.pinned, tokens = excluded.tokens, created_at = excluded.created_at, "
+    "dl = excluded.dl, rank = excluded.rank, content_type = excluded.content_type, "
+    "accessed_at = excluded.accessed_at, access_count = excluded.access_count, "
+    "pending_terms = excluded.pending_terms, postings_archived = excluded.postings_archived"
+)
+
+
+def _postings(
+    sno: int, rid: int, archived: int, body: Counter[str], tags: Counter[str]
+) -> Iterator[tuple[int, str, int, int, int, int]]:
+    return ((sno, t, rid, archived, body.get(t, 0), tags.get(t, 0)) for t in body.keys() | tags)
+
+
+def _insert_postings(conn: sqlite3.Connection, postings: list[tuple[int, str, int, int, int, int]]) -> None:
+    conn.executemany(
+        "INSERT INTO memory_postings(sno, term, rid, archived, body_tf, tag_tf) VALUES (?, ?, ?, ?, ?, ?)",
+        postings,
+    )
 
 
 class _Postings:
@@ -46,13 +92,14 @@ class _Postings:
     def postings(self, caps: dict[str, int | None], archived: bool) -> dict[str, list[search.Posting]]:
         found: dict[str, list[search.Posting]] = {}
         for term, cap in caps.items():
-            rows = self.db.rows(
-                "SELECT m.id, p.body_tf, p.tag_tf, m.dl, m.archived FROM "
-                "(SELECT rid, body_tf, tag_tf FROM memory_postings WHERE sno = ? AND term = ? "
-                "ORDER BY rid DESC LIMIT ?) p JOIN memory_items m ON m.rid = p.rid",
-                (self.sno, term, -1 if cap is None else cap),
+            rows = self.db.rows(  # a live search drops archived items' postings before the join
+                "SELECT m.id, p.body_tf, p.tag_tf, m.dl FROM "
+                "(SELECT rid, body_tf, tag_tf, archived FROM memory_postings WHERE sno = ? AND term = ? "
+                "ORDER BY rid DESC LIMIT ?) p JOIN memory_items m ON m.rid = p.rid "
+                "WHERE p.archived <= ? AND m.archived = ?",
+                (self.sno, term, -1 if cap is None else cap, int(archived), int(archived)),
             )
-            found[term] = [(str(i), b, t, dl) for i, b, t, dl, a in rows if bool(a) == archived]
+            found[term] = [(str(i), b, t, dl) for i, b, t, dl in rows]
         return found
 
     def lookup(self, wanted: dict[str, list[str]]) -> dict[str, dict[str, tuple[int, int]]]:
@@ -87,9 +134,14 @@ class SQLiteMemory:
         # (2 MB by default) rather than re-reading them from the OS on every query.
         db.guard(lambda: db.conn.execute(f"PRAGMA cache_size = -{CACHE_KIB}"))
         self.touches = TouchBuffer(self._write_touches)
+        self._timer: threading.Timer | None = None
+        self._timer_lock = threading.Lock()
         self._numbers: dict[str, int] = {}
         #: (session number, term) -> (df, the session's item count when counted)
         self._frequencies: dict[tuple[int, str], tuple[int, int]] = {}
+        #: items this process stored without their postings since its last settle (an upper bound)
+        self._unsettled = 0
+        self._index_ready()  # what a process that died before settling left (usually nothing)
 
     def document_frequency(self, sno: int, term: str, docs: int) -> int:
         """How many of the session's items contain ``term``: counted over the term's postings
@@ -130,49 +182,151 @@ class SQLiteMemory:
 
     # ---- writes -------------------------------------------------------------------------------
     def memory_put(self, session_id: str, items: list[IndexedItem]) -> None:
+        """One upsert per item. A few items (a ``store``) keep their terms in ``pending_terms``
+        until ``memory_settle`` writes their postings (~40 rows, most of a store's pages) in a
+        batch: the item, its length and the session's totals are committed here, so nothing
+        stored is lost or unseen by get/list/recall, and every read of the index writes them
+        first. Once ``SETTLE_AT`` items wait (a bulk store, or stores with no pause), this
+        transaction writes every posting itself. A replaced item keeps its rid."""
         touched = self.touches.pending()  # written first, in this same transaction
+        direct = self._unsettled + len(items) >= SETTLE_AT
         with self.db.write_txn() as conn:
             for touched_session, touched_items in touched.items():
                 self._touch_rows(conn, touched_session, touched_items)
             sno = self._sno(session_id, conn)
-            for item, terms in items:
-                body, tags = Counter(terms.body), Counter(terms.tags)
-                values = (
+            assert sno is not None  # created with conn when missing
+            rows = [
+                (
+                    session_id,
+                    item.id,
                     item.model_dump_json(),
                     int(item.archived),
                     int(item.pinned),
                     item.tokens,
                     item.created_at.timestamp(),
-                    sum(body.values()) + sum(tags.values()),
+                    len(terms.body) + len(terms.tags),
                     rank_key(item),
                     item.content_type,
                     micros(item.accessed_at),
                     item.access_count,
+                    None if direct else f"{' '.join(terms.body)}\n{' '.join(terms.tags)}",
+                    int(item.archived),
                 )
-                row = conn.execute(
-                    "SELECT rid FROM memory_items WHERE session_id = ? AND id = ?", (session_id, item.id)
-                ).fetchone()
-                if row is None:
-                    rid = conn.execute(
-                        "INSERT INTO memory_items(session_id, id, item, archived, pinned, tokens, "
-                        "created_at, dl, rank, content_type, accessed_at, access_count) "
-                        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                        (session_id, item.id, *values),
-                    ).lastrowid
-                else:
-                    rid = row[0]
-                    conn.execute(
-                        "UPDATE memory_items SET item = ?, archived = ?, pinned = ?, tokens = ?, "
-                        "created_at = ?, dl = ?, rank = ?, content_type = ?, accessed_at = ?, "
-                        "access_count = ? WHERE rid = ?",
-                        (*values, rid),
+                for item, terms in items
+            ]
+            if not direct:
+                conn.executemany(_UPSERT, rows)
+                self._unsettled += len(items)
+                self._settle_later()
+            else:
+                self._settle_pending(conn, None)  # the earlier ones first
+                ids = [item.id for item, _ in items]
+                existing: set[int] = (
+                    set()
+                )  # replaced items: their old postings go (one read, not a probe each)
+                for start in range(0, len(ids), CHUNK):
+                    chunk = ids[start : start + CHUNK]
+                    marks = ",".join("?" * len(chunk))
+                    existing.update(
+                        r[0]
+                        for r in conn.execute(
+                            f"SELECT rid FROM memory_items WHERE session_id = ? AND id IN ({marks})",
+                            (session_id, *chunk),
+                        )
                     )
-                    conn.execute("DELETE FROM memory_postings WHERE rid = ?", (rid,))
-                conn.executemany(
-                    "INSERT INTO memory_postings(sno, term, rid, body_tf, tag_tf) VALUES (?, ?, ?, ?, ?)",
-                    [(sno, t, rid, body.get(t, 0), tags.get(t, 0)) for t in set(body) | set(tags)],
-                )
+                conn.executemany("DELETE FROM memory_postings WHERE rid = ?", [(r,) for r in existing])
+                by_rid: dict[int, list[tuple[int, str, int, int, int, int]]] = {}
+                for row, (item, terms) in zip(rows, items, strict=True):
+                    rid = conn.execute(_UPSERT + " RETURNING rid", row).fetchone()[0]
+                    by_rid[rid] = list(  # an id given twice: its last version, as the row
+                        _postings(sno, rid, int(item.archived), Counter(terms.body), Counter(terms.tags))
+                    )
+                _insert_postings(conn, [p for found in by_rid.values() for p in found])
         self.touches.written(touched)
+
+    def memory_settle(self) -> None:
+        """Every deferred posting write: the postings of items stored without them (by any
+        process, or before a crash), then the archived flag on the postings of items archived
+        since. In transactions of ``SETTLE_CHUNK`` items; when another thread waits for the
+        connection (a request: the MCP server settles in a worker thread when idle), it stops
+        after the current one and leaves the rest to the background thread, which settles
+        ``SETTLE_DELAY`` seconds after a deferring write (any adapter: the LSP, a notebook).
+        Nothing depends on when: a read of the index writes pending postings first, and a
+        posting's archived flag only lets a live search skip it (flagged live, it is checked
+        against its item). ``close`` settles too."""
+        while self._settle_chunk(_PENDING, self._settle_pending) or self._settle_chunk(
+            _STALE, self._settle_flags
+        ):
+            if self.db.waiting:  # a request wants the connection: it goes first, the rest later
+                self._settle_later()
+                return
+
+    def _settle_later(self) -> None:
+        """At most one timer at a time, never cancelled: starting a thread on every store (the
+        MCP server settles after each) would cost more than a read that finds nothing."""
+        with self._timer_lock:
+            if self._timer is None:
+                self._timer = threading.Timer(SETTLE_DELAY, self._settle_in_background)
+                self._timer.daemon = True
+                self._timer.start()
+
+    def _settle_in_background(self) -> None:
+        with self._timer_lock:
+            self._timer = None  # a write from now on schedules the next one
+        try:
+            if not self.db.closed:
+                self.memory_settle()
+        except Exception:  # kept in the rows: the next settle (a read, close, the next open) redoes it
+            if self.db.closed:  # the store closed meanwhile, and settled as it closed
+                return
+            log.warning("could not write deferred index entries of working-memory items", exc_info=True)
+
+    def _settle_chunk(self, where: str, settle: Callable[[sqlite3.Connection, int | None], int]) -> bool:
+        if self.db.row(f"SELECT 1 FROM memory_items WHERE {where} LIMIT 1") is None:
+            return False
+        with self.db.write_txn() as conn:
+            settle(conn, SETTLE_CHUNK)
+        return True
+
+    def _index_ready(self) -> None:
+        """The postings of every stored item, before a read of the index (flags not needed)."""
+        if self.db.row(f"SELECT 1 FROM memory_items WHERE {_PENDING} LIMIT 1") is not None:
+            with self.db.write_txn() as conn:
+                self._settle_pending(conn, None)
+
+    def _settle_pending(self, conn: sqlite3.Connection, limit: int | None) -> int:
+        rows = conn.execute(
+            f"SELECT rid, session_id, archived, pending_terms FROM memory_items WHERE {_PENDING} LIMIT ?",
+            (-1 if limit is None else limit,),
+        ).fetchall()
+        postings: list[tuple[int, str, int, int, int, int]] = []
+        for rid, session_id, archived, pending in rows:
+            sno = self._sno(session_id, conn)
+            assert sno is not None  # created with conn when missing
+            body_text, _, tags_text = pending.partition("\n")
+            postings.extend(
+                _postings(sno, rid, archived, Counter(body_text.split()), Counter(tags_text.split()))
+            )
+            conn.execute("DELETE FROM memory_postings WHERE rid = ?", (rid,))  # a replaced item's
+        _insert_postings(conn, postings)
+        conn.executemany(
+            "UPDATE memory_items SET pending_terms = NULL, postings_archived = archived WHERE rid = ?",
+            [(r[0],) for r in rows],
+        )
+        if limit is None or len(rows) < limit:
+            self._unsettled = 0
+        return len(rows)
+
+    def _settle_flags(self, conn: sqlite3.Connection, limit: int | None) -> int:
+        rows = conn.execute(
+            f"SELECT rid, archived FROM memory_items WHERE {_STALE} LIMIT ?",
+            (-1 if limit is None else limit,),
+        ).fetchall()
+        conn.executemany("UPDATE memory_postings SET archived = ? WHERE rid = ?", [(a, r) for r, a in rows])
+        conn.executemany(
+            "UPDATE memory_items SET postings_archived = archived WHERE rid = ?", [(r,) for r, _ in rows]
+        )
+        return len(rows)
 
     def memory_update(self, session_id: str, items: list[MemoryItem]) -> None:
         with self.db.write_txn() as conn:
@@ -192,6 +346,8 @@ class SQLiteMemory:
                     for i in items
                 ],
             )
+        if any(i.archived for i in items):  # their postings' flags: stale until settled
+            self._settle_later()
 
     def memory_touch(self, session_id: str, items: list[MemoryItem]) -> None:
         self.touches.add(session_id, items)
@@ -215,13 +371,13 @@ class SQLiteMemory:
         with self.db.write_txn() as conn:
             for touched_session, touched_items in touched.items():
                 self._touch_rows(conn, touched_session, touched_items)
-            for item_id in ids:
+            for item_id in ids:  # an item still pending has no postings yet: its row is all
                 row = conn.execute(
-                    "SELECT rid FROM memory_items WHERE session_id = ? AND id = ?", (session_id, item_id)
+                    "DELETE FROM memory_items WHERE session_id = ? AND id = ? RETURNING rid",
+                    (session_id, item_id),
                 ).fetchone()
                 if row is not None:
                     conn.execute("DELETE FROM memory_postings WHERE rid = ?", (row[0],))
-                    conn.execute("DELETE FROM memory_items WHERE rid = ?", (row[0],))
                     deleted += 1
         self.touches.written(touched)
         return deleted
@@ -293,6 +449,7 @@ class SQLiteMemory:
     def memory_search(
         self, session_id: str, terms: list[str], limit: int, archived: bool
     ) -> list[tuple[str, float]]:
+        self._index_ready()  # an item stored a moment ago is found
         sno = self._sno(session_id)
         if sno is None:
             return []
@@ -308,6 +465,7 @@ class SQLiteMemory:
         return int(tokens), int(live), int(pinned), int(archived)
 
     def memory_export(self, session_id: str) -> list[IndexedItem]:
+        self._index_ready()  # every item with its terms
         items = {
             rid: item
             for rid, raw, accessed, count in self.db.rows(

@@ -137,11 +137,13 @@ class ObservationStore(Protocol):
 
 
 class MemoryIndex(Protocol):
-    """Every write is durable when it returns (one SQLite transaction / one Redis MULTI); the
-    index is kept in the same transaction as the item."""
+    """Every write is durable when it returns (one SQLite transaction / one Redis MULTI). An
+    item's index entries may follow later (``memory_settle``), but every read that uses the index
+    settles first, so no read ever misses a stored item."""
 
     def memory_put(self, session_id: str, items: list[IndexedItem]) -> None:
-        """Insert or replace items and their index entries in one transaction."""
+        """Insert or replace items in one transaction; their index entries in the same one or,
+        deferred, at the next ``memory_settle`` (durably recorded with the items either way)."""
         ...
 
     def memory_update(self, session_id: str, items: list[MemoryItem]) -> None:
@@ -157,6 +159,13 @@ class MemoryIndex(Protocol):
 
     def memory_flush(self) -> None:
         """Write buffered access bookkeeping now (``close`` does)."""
+        ...
+
+    def memory_settle(self) -> None:
+        """Write index entries a backend deferred after ``memory_put`` (SQLite: an item's postings,
+        kept in its row until then, so a crash loses nothing); a no-op where nothing is deferred.
+        Every read of the index settles first, so no stored item is ever missed; the MCP server
+        calls it when idle after a reply, and ``close`` does."""
         ...
 
     def memory_get(self, session_id: str, ids: list[str]) -> dict[str, MemoryItem]: ...

@@ -93,6 +93,10 @@ class SQLiteDB:
         self.display_url = f"sqlite:///{self.path}".replace("sqlite:////", "sqlite:///")
         _prepare_file(self.path)
         self.lock = threading.RLock()
+        #: threads waiting for ``lock`` (deferred work, memory_sqlite.py's settle, gives way to them)
+        self.waiting = 0
+        self._waiting_lock = threading.Lock()
+        self.closed = False
         try:
             self.conn = self._open_and_migrate()
         except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:
@@ -137,8 +141,24 @@ class SQLiteDB:
         return conn
 
     @contextmanager
+    def held(self) -> Iterator[None]:
+        """``lock``, counting this thread in ``waiting`` while it waits (only when it has to)."""
+        if not self.lock.acquire(blocking=False):
+            with self._waiting_lock:
+                self.waiting += 1
+            try:
+                self.lock.acquire()
+            finally:
+                with self._waiting_lock:
+                    self.waiting -= 1
+        try:
+            yield
+        finally:
+            self.lock.release()
+
+    @contextmanager
     def write_txn(self) -> Iterator[sqlite3.Connection]:
-        with self.lock:
+        with self.held():
             try:
                 self.conn.execute("BEGIN IMMEDIATE")
             except sqlite3.OperationalError as exc:
@@ -164,15 +184,16 @@ class SQLiteDB:
 
     def rows(self, sql: str, params: tuple[Any, ...] = ()) -> list[Any]:
         """All rows of one read, under the connection lock."""
-        with self.lock:
+        with self.held():
             found: list[Any] = self.guard(lambda: self.conn.execute(sql, params).fetchall())
         return found
 
     def row(self, sql: str, params: tuple[Any, ...] = ()) -> Any:
         """The first row of one read (None if there is none)."""
-        with self.lock:
+        with self.held():
             return self.guard(lambda: self.conn.execute(sql, params).fetchone())
 
     def close(self) -> None:
         with self.lock:
+            self.closed = True
             self.conn.close()

@@ -1,4 +1,5 @@
-"""Schema 4 of the SQLite memory index: per-session postings, running totals, ranking columns.
+"""Schemas 4 and 5 of the SQLite memory index: per-session postings, running totals, ranking
+columns (4); live and archived postings apart, and postings written after the item (5).
 
 Replaces the FTS5 table (one index for every project in the file, so bm25 statistics mixed
 projects) with tables keyed by a small session number:
@@ -15,6 +16,24 @@ projects) with tables keyed by a small session number:
 
 ``upgrade_memory_index`` creates all this and moves the existing items' terms out of the FTS5
 table, keeping every item.
+
+Schema 5 (``SPLIT_POSTINGS``, plain SQL):
+
+* ``memory_items.pending_terms``: an item's index terms until its postings are written
+  (memory_sqlite.py ``memory_settle``), so a store commits one row and its postings follow in a
+  batch; the partial index ``memory_items_pending`` finds them, in any process, and after a
+  crash, and every read of the index writes them first;
+* ``memory_postings.archived``: a flag on each posting, so a search of live items drops archived
+  items' postings inside SQLite before joining each to its item (at 100k items most postings of a
+  rare word belonged to archived items, every one read and joined only to be dropped). A column,
+  not part of the key: a term's range stays one range, so the cap of search.py keeps its meaning
+  (newest postings of live and archived items, as on Redis), and a flag is rewritten in place.
+  A posting flagged archived always belongs to an archived item (restoring an item clears its
+  flags at once: trigger ``memory_items_restored``); one flagged live is checked against its
+  item. So archiving (compaction: hundreds of items, ~40 postings each) rewrites only the items,
+  and ``memory_items.postings_archived`` with the partial index ``memory_items_stale`` marks
+  whose flags ``memory_settle`` has to set later (setting them at once made a compaction of 1k
+  items take 1.6x as long).
 """
 
 from __future__ import annotations
@@ -138,3 +157,20 @@ def upgrade_memory_index(conn: sqlite3.Connection) -> None:
         "WHERE m.session_id = memory_sessions.session_id)"
     )
     conn.execute("DROP TABLE memory_fts")
+
+
+#: schema 5 (see above). Existing postings start flagged live, their archived items marked stale:
+#: ``memory_settle`` flags them in small batches after the upgrade, which itself stays quick (a
+#: 100k-item file holds millions of postings).
+SPLIT_POSTINGS = """
+ALTER TABLE memory_items ADD COLUMN pending_terms TEXT;
+ALTER TABLE memory_items ADD COLUMN postings_archived INTEGER NOT NULL DEFAULT 0;
+CREATE INDEX memory_items_pending ON memory_items(rid) WHERE pending_terms IS NOT NULL;
+CREATE INDEX memory_items_stale ON memory_items(rid) WHERE postings_archived <> archived;
+ALTER TABLE memory_postings ADD COLUMN archived INTEGER NOT NULL DEFAULT 0;
+CREATE TRIGGER memory_items_restored AFTER UPDATE OF archived ON memory_items
+WHEN OLD.archived <> 0 AND NEW.archived = 0 BEGIN
+    UPDATE memory_postings SET archived = 0 WHERE rid = NEW.rid;
+    UPDATE memory_items SET postings_archived = 0 WHERE rid = NEW.rid;
+END;
+"""

@@ -1,0 +1,41 @@
+"""The MCP server writes the postings a store deferred (``memory_settle``) once it has replied and
+no request is coming in, and before it exits; with the real MCP client and a real SQLite file."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from pathlib import Path
+
+from .test_mcp_e2e import mcp_session, text_of
+
+
+def _pending(path: Path) -> int:
+    conn = sqlite3.connect(path)
+    try:
+        return int(
+            conn.execute("SELECT COUNT(*) FROM memory_items WHERE pending_terms IS NOT NULL").fetchone()[0]
+        )
+    finally:
+        conn.close()
+
+
+async def test_the_server_settles_when_idle_after_a_reply_and_before_it_exits(
+    project_dir: Path, store_url: str
+) -> None:
+    path = Path(store_url.removeprefix("sqlite:///"))
+    async with mcp_session(project_dir, store_url) as s:
+        stored = await s.call_tool("store", {"content": "the quarterly ledger export runs on tenantBilling9"})
+        assert not stored.is_error, text_of(stored)
+        for _ in range(200):  # no further request: the idle settle writes the postings
+            if _pending(path) == 0:
+                break
+            await asyncio.sleep(0.025)
+        assert _pending(path) == 0
+        found = await s.call_tool("query", {"query": "tenantBilling9"})
+        assert [h["item"]["id"] for h in found.structured_content["items"]] == [
+            stored.structured_content["id"]
+        ]
+        for n in range(3):  # back to back, then the client leaves at once
+            await s.call_tool("store", {"content": f"note {n} about invoices"})
+    assert _pending(path) == 0  # written before the server exited
