@@ -316,3 +316,24 @@ def test_settling_gives_way_to_a_thread_waiting_for_the_connection(tmp_path: Pat
         assert _raw(path, stale) == [(60 - memory_sqlite.SETTLE_CHUNK,)]  # one chunk, then it stopped
         store.memory_settle()
         assert _raw(path, stale) == [(0,)]
+
+
+def test_settling_stops_when_asked_between_batches(tmp_path: Path) -> None:
+    """``until`` (the MCP server's "a request is coming in") is asked after each batch: True
+    leaves the rest to a later settle, which finishes it."""
+    path = tmp_path / "b.db"
+    with _open(path) as store:
+        store.memory_put("s", [_indexed(f"i{n}", f"shared item{n}") for n in range(100)])
+        items = store.memory_get("s", [f"i{n}" for n in range(60)])
+        store.memory_update("s", [i.model_copy(update={"archived": True}) for i in items.values()])
+        asked: list[int] = []
+
+        def until() -> bool:
+            asked.append(1)
+            return len(asked) >= 2
+
+        store.memory_settle(until)
+        stale = "SELECT COUNT(*) FROM memory_items WHERE postings_archived <> archived"
+        assert _raw(path, stale) == [(60 - 2 * memory_sqlite.SETTLE_CHUNK,)]  # two batches, then it stopped
+        store.memory_settle(lambda: False)
+        assert _raw(path, stale) == [(0,)]

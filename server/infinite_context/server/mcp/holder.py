@@ -100,14 +100,15 @@ class BrainHolder:
                     if not self._pending:
                         self._idle.notify_all()
 
-    def settle(self) -> None:
+    def settle(self, until: Callable[[], bool] | None = None) -> None:
         """The store's deferred index writes (``memory_settle``), when the server is idle after a
-        reply (stdio.py); nothing before the brain is open. ``close`` settles too."""
+        reply (stdio.py) and until a request comes in; nothing before the brain is open.
+        ``close`` settles too."""
         brain = self._brain
         if brain is None or self._closing:
             return
         try:
-            brain.store.memory_settle()
+            brain.store.memory_settle(until)
         except Exception:
             if not self._closing:  # else the store closed under it, settling as it closed
                 raise

@@ -11,8 +11,9 @@ the SDK's own threaded transport.
 
 ``idle``: work run once a reply is written and no byte of a next request has come in for
 ``IDLE_DELAY`` (the store's deferred index writes: ``memory_settle``), in a worker thread, one run
-at a time: the loop goes on reading, and a request that comes in meanwhile waits at most for the
-work's current transaction (``memory_settle`` works in small ones).
+at a time: the loop goes on reading, and once a byte of a next request has come in the work stops
+after its current transaction (``memory_settle`` works in small ones) and leaves the rest for later,
+so background work does not take the request's CPU either.
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 
 log = logging.getLogger(__name__)
+#: idle work, given a predicate that turns True once a next request starts coming in
+Idle = Callable[[Callable[[], bool]], None]
 #: a JSON-RPC message is one line; a line longer than this is an error the SDK's parser reports
 LINE_LIMIT = 1 << 30
 #: seconds without input after a reply before ``idle`` work runs
@@ -83,7 +86,7 @@ class LineWriter:
         self,
         writer: asyncio.StreamWriter,
         incoming: _Counting | None = None,
-        idle: Callable[[], None] | None = None,
+        idle: Idle | None = None,
     ) -> None:
         self._writer = writer
         self._incoming, self._idle = incoming, idle
@@ -100,11 +103,12 @@ class LineWriter:
             return  # a request came in: its own reply schedules this again
         if not self._busy:  # in a worker thread: the loop keeps reading meanwhile
             self._busy = True
-            asyncio.get_running_loop().run_in_executor(None, self._run_idle, self._idle)
+            asyncio.get_running_loop().run_in_executor(None, self._run_idle, self._idle, received)
 
-    def _run_idle(self, idle: Callable[[], None]) -> None:
-        try:
-            idle()
+    def _run_idle(self, idle: Idle, received: int) -> None:
+        incoming = self._incoming
+        try:  # until a byte of the next request arrives: then that request goes first
+            idle(lambda: incoming is not None and incoming.received != received)
         except Exception:  # deferred work only: whoever deferred it redoes it (a read settles first)
             log.warning("idle work after a reply failed", exc_info=True)
         finally:
@@ -131,7 +135,7 @@ def _divert(fd: int, flags: int, target: int | None) -> tuple[int, int]:
 
 @asynccontextmanager
 async def pipe_streams(
-    idle: Callable[[], None] | None = None,
+    idle: Idle | None = None,
 ) -> AsyncIterator[tuple[LineReader, LineWriter]]:
     """The wire as (lines in, replies out) on the running asyncio loop; fd 0 and fd 1 diverted
     meanwhile and restored after (with their blocking mode: the descriptions may be shared);

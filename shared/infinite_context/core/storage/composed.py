@@ -114,8 +114,8 @@ class ComposedStore:
     def memory_flush(self) -> None:
         self.memory.memory_flush()
 
-    def memory_settle(self) -> None:
-        self.memory.memory_settle()
+    def memory_settle(self, until: Callable[[], bool] | None = None) -> None:
+        self.memory.memory_settle(until)
 
     def memory_get(self, session_id: str, ids: list[str]) -> dict[str, MemoryItem]:
         return self.memory.memory_get(session_id, ids)

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Callable
 from functools import partial
 from typing import Any
 
@@ -209,7 +210,7 @@ class RedisMemory:
     def memory_flush(self) -> None:
         self.touches.flush()
 
-    def memory_settle(self) -> None:
+    def memory_settle(self, until: Callable[[], bool] | None = None) -> None:
         """The work a write or read left for later, done now (the MCP server calls this after a
         reply when no request waits). On Redis a put is whole when it returns (one script:
         item, postings and totals), so what is left is the buffered access bookkeeping of

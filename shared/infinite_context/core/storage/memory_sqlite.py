@@ -244,7 +244,7 @@ class SQLiteMemory:
                 _insert_postings(conn, [p for found in by_rid.values() for p in found])
         self.touches.written(touched)
 
-    def memory_settle(self) -> None:
+    def memory_settle(self, until: Callable[[], bool] | None = None) -> None:
         """Every deferred posting write: the postings of items stored without them (by any
         process, or before a crash), then the archived flag on the postings of items archived
         since. In transactions of ``SETTLE_CHUNK`` items; when another thread waits for the
@@ -257,7 +257,8 @@ class SQLiteMemory:
         while self._settle_chunk(_PENDING, self._settle_pending) or self._settle_chunk(
             _STALE, self._settle_flags
         ):
-            if self.db.waiting:  # a request wants the connection: it goes first, the rest later
+            # a request wants the connection, or (``until``) has come in: it goes first, the rest later
+            if self.db.waiting or (until is not None and until()):
                 self._settle_later()
                 return
 

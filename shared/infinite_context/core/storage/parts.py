@@ -161,11 +161,12 @@ class MemoryIndex(Protocol):
         """Write buffered access bookkeeping now (``close`` does)."""
         ...
 
-    def memory_settle(self) -> None:
+    def memory_settle(self, until: Callable[[], bool] | None = None) -> None:
         """Write index entries a backend deferred after ``memory_put`` (SQLite: an item's postings,
         kept in its row until then, so a crash loses nothing); a no-op where nothing is deferred.
         Every read of the index settles first, so no stored item is ever missed; the MCP server
-        calls it when idle after a reply, and ``close`` does."""
+        calls it when idle after a reply, and ``close`` does. ``until``, asked between batches:
+        True leaves the rest for later (a request came in: background work must not slow it)."""
         ...
 
     def memory_get(self, session_id: str, ids: list[str]) -> dict[str, MemoryItem]: ...
