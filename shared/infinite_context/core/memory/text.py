@@ -8,9 +8,17 @@ from __future__ import annotations
 
 import re
 
-from ..redact import redact
 from ..text import terms
 from .model import ContentType
+
+
+def redact(text: str) -> str:
+    """``core.redact.redact``, loaded on first use: its ~90 rules take ~8 ms to compile, which a
+    process that only reads working memory never needs (the MCP server's first call, issue 19)."""
+    from ..redact import redact as run
+
+    return run(text)
+
 
 # ``\w(?:Error|Exception):`` finds exactly the texts ``\w+(?:Error|Exception):`` finds (only
 # whether there is a match counts) without trying every run of word characters: half the cost.
