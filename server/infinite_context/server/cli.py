@@ -103,13 +103,16 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         return ProjectBrain.open(settings=_settings(args, budget=args.budget))
 
     holder = BrainHolder(open_brain)
+    # Warming starts before the SDK import and shares the GIL with it: what it does before
+    # `initialize` is answered delays that answer by as much (Claude Code waits for it on every
+    # start), what is left after delays a tool call sent at once. So only the imports of the first
+    # memory call's code go beside the SDK import (~25 ms; all of it made `initialize` 1.25x a bare
+    # server); settings, the store and the rest wait until the SDK has loaded (`loaded`).
+    loaded = warm.start(holder)
     from .mcp.app import build_server
 
     app = build_server(holder)
-    # After the SDK has loaded: warming while it imports would share the GIL with the import and
-    # delay `initialize` (~70 ms, 1.25x a bare server), which Claude Code waits for before its
-    # first request; started here, it is done long before a client's first tool call.
-    warm.start(holder)
+    loaded.set()
     # SIGINT / SIGTERM (Claude Code's way to stop it): release the session lock and leave.
     with stop_on_signals(holder.close, "mcp server"):
         try:
