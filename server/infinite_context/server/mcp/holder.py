@@ -37,6 +37,11 @@ class BrainHolder:
         self._closing = False
 
     @property
+    def closing(self) -> bool:
+        """The server is stopping: the store may close under work still running."""
+        return self._closing
+
+    @property
     def ready(self) -> bool:
         """The brain is open: a call now waits for nothing but its own work."""
         return self._brain is not None

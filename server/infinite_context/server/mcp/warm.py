@@ -54,10 +54,13 @@ def warm(holder: BrainHolder, loaded: threading.Event | None = None) -> None:
         if loaded is not None:
             loaded.wait()
         _warm(holder)
-    except InfiniteContextError as exc:  # a bad setting, an unusable store: the first call says so
-        log.warning("could not open the brain in the background: %s", exc)
-    except Exception:
-        log.warning("warming the brain in the background failed", exc_info=True)
+    except Exception as exc:
+        if holder.closing:  # the server stopped (its client left) and closed the store under it
+            log.info("the warm-up was left unfinished: the server stopped")
+        elif isinstance(exc, InfiniteContextError):  # a bad setting, an unusable store: the
+            log.warning("could not open the brain in the background: %s", exc)  # first call says so
+        else:
+            log.warning("warming the brain in the background failed", exc_info=True)
 
 
 def _preload() -> None:
