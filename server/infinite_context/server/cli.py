@@ -103,16 +103,13 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         return ProjectBrain.open(settings=_settings(args, budget=args.budget))
 
     holder = BrainHolder(open_brain)
-    # Warming starts before the SDK import and shares the GIL with it: what it does before
-    # `initialize` is answered delays that answer by as much (Claude Code waits for it on every
-    # start), what is left after delays a tool call sent at once. So only the imports of the first
-    # memory call's code go beside the SDK import (~25 ms; all of it made `initialize` 1.25x a bare
-    # server); settings, the store and the rest wait until the SDK has loaded (`loaded`).
-    loaded = warm.start(holder)
     from .mcp.app import build_server
 
     app = build_server(holder)
-    loaded.set()
+    # After the SDK has loaded: warming while it imports shares the GIL with the import and
+    # delays `initialize` (1.25x a bare server; its imports alone 1.21x), which Claude Code waits
+    # for on every start; started here, it overlaps only the last of start-up (warm.py).
+    warm.start(holder)
     # SIGINT / SIGTERM (Claude Code's way to stop it): release the session lock and leave.
     with stop_on_signals(holder.close, "mcp server"):
         try:

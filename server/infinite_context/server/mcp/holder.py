@@ -1,5 +1,5 @@
-"""The MCP server's one ProjectBrain, opened once (by the warm-up, ``warm.py``, once the SDK has
-loaded, else by the first call) and shared by every tool; a call that comes while it opens
+"""The MCP server's one ProjectBrain, opened once (by the warm-up, ``warm.py``, as the server
+starts serving, else by the first call) and shared by every tool; a call that comes while it opens
 waits for it (the lock below), it is never opened twice at once."""
 
 from __future__ import annotations

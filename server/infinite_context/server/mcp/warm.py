@@ -1,22 +1,18 @@
-"""Open the brain in the background while the server starts (issue 19).
+"""Open the brain in the background as the server starts serving (issue 19).
 
 Opening the brain on the first tool call (core imports, settings, the store, the working-memory
-code) made that call wait ~70 ms. A daemon thread does it instead, in two steps:
+code) made that call wait ~70 ms. ``start`` runs it in a daemon thread begun once the MCP SDK has
+loaded, in the order a first *memory* call needs it: the imports of the code it runs (the brain
+with settings and the store's parts, working memory, the SQLite store: ~25 ms; the merge code,
+rendering and the redaction rules load on first use), settings, the store and the advisory lock,
+working memory's read path and the models its replies dump; then what a first write or
+``status`` needs (the redaction rules, the new-item model, the budget report).
 
-1. from process start, beside the SDK import: the imports of the code a first memory call runs
-   (``_preload``: the brain with settings and the store's parts, working memory, the SQLite store;
-   ~25 ms, no merge, rendering or redaction code, which load on first use);
-2. once the SDK has loaded (``cli.cmd_mcp`` sets the event ``start`` returns): settings, the
-   store, the advisory lock and working memory's read path, then what a first write or
-   ``status`` needs (the redaction rules, the new-item model, the budget report).
-
-The split is a trade between ``initialize`` (Claude Code waits for it on every session start)
-and a tool call sent right after it. The thread shares the GIL with the main thread: whatever it
-runs before ``initialize`` is answered delays that answer by as much, whatever is left after
-delays the call. Everything beside the SDK import made ``initialize`` 1.25x a bare server;
-everything after it made that call wait 57 ms (SQLite) / 142 ms (Redis, whose client library
-loads then). Step 1 costs ``initialize`` about what the old warm-up's overlap with start-up did,
-and step 2 on SQLite is done by the time a client can send a call.
+Why after the SDK import: the thread shares the GIL with the main thread, so whatever it runs
+before ``initialize`` is answered delays that answer (Claude Code waits for it on every session
+start), and ``initialize`` wins over a tool call sent at once. All of the warm-up beside the SDK
+import made ``initialize`` 1.25x a bare server; the imports alone still 1.21x against 1.13x
+(measured side by side, issue 19). Started here it overlaps only the last of start-up.
 
 A tool call that comes while it runs waits for it rather than doing the work twice:
 ``BrainHolder.get`` holds its lock while the brain opens, and a module this thread is importing
@@ -37,22 +33,17 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-def start(holder: BrainHolder) -> threading.Event:
-    """Start warming ``holder``'s brain; set the returned event once the SDK has loaded: the
-    imports run before (beside the SDK import), opening the store and the rest after."""
-    loaded = threading.Event()
-    thread = threading.Thread(target=warm, args=(holder, loaded), name="ic-warm", daemon=True)
+def start(holder: BrainHolder) -> threading.Thread:
+    thread = threading.Thread(target=warm, args=(holder,), name="ic-warm", daemon=True)
     thread.start()
-    return loaded
+    return thread
 
 
-def warm(holder: BrainHolder, loaded: threading.Event | None = None) -> None:
+def warm(holder: BrainHolder) -> None:
     from infinite_context.core.errors import InfiniteContextError
 
     try:
         _preload()
-        if loaded is not None:
-            loaded.wait()
         _warm(holder)
     except Exception as exc:
         if holder.closing:  # the server stopped (its client left) and closed the store under it
