@@ -5,8 +5,9 @@ code) made that call wait ~70 ms. ``start`` runs it in a daemon thread begun onc
 loaded, in the order a first *memory* call needs it: the imports of the code it runs (the brain
 with settings and the store's parts, working memory, the SQLite store: ~25 ms; the merge code,
 rendering and the redaction rules load on first use), settings, the store and the advisory lock,
-working memory's read path and the models its replies dump; then what a first write or
-``status`` needs (the redaction rules, the new-item model, the budget report).
+working memory's read path and the models its replies dump; then, 0.2 s later
+(``WRITE_PATH_DELAY``), what a first write or ``status`` needs (the redaction rules, the new-item
+model, the budget report).
 
 Why after the SDK import: the thread shares the GIL with the main thread, so whatever it runs
 before ``initialize`` is answered delays that answer (Claude Code waits for it on every session
@@ -25,12 +26,15 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from .holder import BrainHolder
 
 log = logging.getLogger(__name__)
+#: seconds between the read path being warm and warming the write path (see ``warm``)
+WRITE_PATH_DELAY = 0.2
 
 
 def start(holder: BrainHolder) -> threading.Thread:
@@ -45,6 +49,12 @@ def warm(holder: BrainHolder) -> None:
     try:
         _preload()
         _warm(holder)
+        # Not at once: run beside a call sent right after `initialize`, this CPU work took the GIL
+        # from it at every store round trip (+8 ms on SQLite, +10 ms on Redis, side by side);
+        # a client's first real call comes after a model reply, seconds later.
+        time.sleep(WRITE_PATH_DELAY)
+        if not holder.closing:  # (``get`` would open the brain again)
+            _warm_writes(holder)
     except Exception as exc:
         if holder.closing:  # the server stopped (its client left) and closed the store under it
             log.info("the warm-up was left unfinished: the server stopped")
@@ -81,9 +91,13 @@ def _warm(holder: BrainHolder) -> None:
     sample = MemoryItem(content="warm")
     sample.model_dump(mode="json", exclude={"content"})
     QueryHit.model_construct(item=sample, score=0.0, relevance=0.0, retention=0.0)
-    # What a first write needs: the redaction rules (~8 ms to compile) and the new-item model.
+
+
+def _warm_writes(holder: BrainHolder) -> None:
+    """What a first write or ``status`` needs: the redaction rules (~8 ms to compile), the new-item
+    model, the budget report."""
     from infinite_context.core import redact  # noqa: F401
     from infinite_context.core.memory.model import NewItem
 
     NewItem.model_rebuild()
-    brain.budget()
+    holder.get().budget()
