@@ -315,6 +315,24 @@ async def first_call(store_url: str, pause: float, runs: int = 5) -> float:
     return percentile(times, 50)
 
 
+def first_calls(redis_url: str | None, runs: int = 5) -> dict[str, tuple[float, float]]:
+    """The first `recall` right after `initialize` and 0.5 s after, per backend (p50 of ``runs``);
+    printed alone by ``run.py --only first-call`` (the start-up figures without the rest)."""
+    urls = {"sqlite": f"sqlite:///{Path(tempfile.mkdtemp(prefix='ic-bench-mem-')) / 'brain.db'}"}
+    if redis_url:
+        urls["redis"] = redis_url
+    first = {
+        backend: (asyncio.run(first_call(url, 0.0, runs)), asyncio.run(first_call(url, 0.5, runs)))
+        for backend, url in urls.items()
+    }
+    table(
+        f"First tool call (recall) after initialize, via MCP (ms, p50 of {runs})",
+        ["", "right after", "0.5 s after"],
+        [[backend, round(a, 2), round(b, 2)] for backend, (a, b) in first.items()],
+    )
+    return first
+
+
 COLUMNS = [
     "store p50", "store p95", "query p50", "query p95", "recall p50", "recall p95",
     "bulk 500 p50", "bulk 500 p95", "compact", "R@5 words", "R@5 ids",

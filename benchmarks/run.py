@@ -14,13 +14,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import console
 
+#: "first-call": the start-up figures of "memory" alone (the first call after `initialize`)
+GROUPS = ["mcp", "store", "transcript", "hooks", "merge", "resume", "memory", "first-call", "lsp", "proxy"]
+
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="fewer repetitions (smoke run)")
     parser.add_argument(
         "--only",
-        choices=["mcp", "store", "transcript", "hooks", "merge", "resume", "memory", "lsp", "proxy"],
+        choices=GROUPS,
         help="run one group",
     )
     parser.add_argument(
@@ -67,6 +70,13 @@ def main() -> None:
 
         with store_bench.redis_server() as redis_url:
             memory_bench.run(redis_url, quick=args.quick, levels=args.levels, backends=args.backends)
+
+    if args.only == "first-call":
+        import memory_bench
+        import store_bench
+
+        with store_bench.redis_server() as redis_url:
+            memory_bench.first_calls(redis_url, 5 if args.quick else 15)
 
     if args.only in (None, "lsp"):
         import lsp_bench

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from infinite_context.core import brain as brain_module
 from infinite_context.core.brain import ProjectBrain, refine_lock_id
+from infinite_context.core.merge import integrity
 
 
 def test_budget_matches_status_without_history_or_file_checks(
@@ -30,7 +30,8 @@ def test_budget_matches_status_without_history_or_file_checks(
 
     monkeypatch.setattr(brain.store, "history", forbidden)
     monkeypatch.setattr(brain.store, "history_entry", forbidden)
-    monkeypatch.setattr(brain_module, "existing_files", forbidden)
+    # the brain imports it where it checks files (status, resume), not at module level
+    monkeypatch.setattr(integrity, "existing_files", forbidden)
     budget = brain.budget()
 
     assert budget.version == status.version == 2

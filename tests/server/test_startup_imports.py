@@ -47,3 +47,23 @@ def test_a_brain_that_only_reads_loads_no_merge_code() -> None:
     loaded = _loaded("from infinite_context.core.brain import ProjectBrain")
     assert not loaded & {"infinite_context.core.merge.offline", "infinite_context.core.merge.chain"}
     assert "infinite_context.core.redact_rules" not in loaded
+
+
+def test_the_first_memory_call_loads_no_merge_rendering_or_redaction_code() -> None:
+    """What the MCP server's warm-up imports beside the SDK import (issue 19): the brain, working
+    memory and the SQLite store; the merge code, rendering, difflib and the redaction rules load
+    with the first checkpoint, resume or write (and the Redis client only for a Redis store)."""
+    loaded = _loaded(
+        "from infinite_context.core import brain\n"
+        "from infinite_context.core.memory import working\n"
+        "from infinite_context.core.storage import sqlite"
+    )
+    assert not loaded & {
+        "difflib",
+        "infinite_context.core.render",
+        "infinite_context.core.merge.base",
+        "infinite_context.core.merge.integrity",
+        "infinite_context.core.redact",
+        "infinite_context.core.redact_rules",
+        "redis",
+    }

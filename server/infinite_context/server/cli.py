@@ -106,9 +106,9 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     from .mcp.app import build_server
 
     app = build_server(holder)
-    # After the SDK has loaded: warming while it imports would share the GIL with the import and
-    # delay `initialize` (~70 ms, 1.25x a bare server), which Claude Code waits for before its
-    # first request; started here, it is done long before a client's first tool call.
+    # After the SDK has loaded: warming while it imports shares the GIL with the import and
+    # delays `initialize` (1.25x a bare server; its imports alone 1.21x), which Claude Code waits
+    # for on every start; started here, it overlaps only the last of start-up (warm.py).
     warm.start(holder)
     # SIGINT / SIGTERM (Claude Code's way to stop it): release the session lock and leave.
     with stop_on_signals(holder.close, "mcp server"):

@@ -8,7 +8,6 @@ stays append-only); ``history`` and ``diff`` read the bounded history.
 
 from __future__ import annotations
 
-import difflib
 import json
 import logging
 import os
@@ -20,9 +19,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from .config import Settings, load_settings
 from .errors import InvalidInput, NotFound
-from .facts import ContextFacts, map_strings
-from .merge.base import Merger, MergeRequest, MergeResult
-from .merge.integrity import existing_files, state_tokens
+from .facts import ContextFacts, map_strings  # here, not lazily: checkpoint's validator reads it
 from .merge_plan import merge_plan
 from .models import (
     BudgetReport,
@@ -53,12 +50,14 @@ from .params import (
     validated,
 )
 from .project import Project, locate_project, resolve_project
-from .render import render_within
 from .storage import Store, UpdateFn, UpdateOutcome, open_store
 from .tokens import count_tokens
 
 if TYPE_CHECKING:
     from .memory.working import WorkingMemory
+    from .merge.base import Merger, MergeRequest, MergeResult
+# The merge code (merge.base, merge.integrity), rendering and difflib load in the methods that
+# use them: the MCP server's first memory call opens the brain without them (issue 19).
 
 log = logging.getLogger(__name__)
 
@@ -127,7 +126,7 @@ class ProjectBrain:
             self._merger = OfflineMerger()
         elif not hasattr(self._merger, "merge"):  # the factory: build it now
             self._merger = self._merger()
-        return cast(Merger, self._merger)
+        return cast("Merger", self._merger)
 
     @merger.setter
     def merger(self, merger: Merger) -> None:
@@ -231,6 +230,8 @@ class ProjectBrain:
     def _request(
         self, old: ProjectState | None, facts: ContextFacts, token_count: int | None
     ) -> MergeRequest:
+        from .merge.base import MergeRequest
+
         return MergeRequest(
             old=old,
             facts=facts,
@@ -336,6 +337,8 @@ class ProjectBrain:
     def _result(
         self, entry: HistoryEntry, warnings: list[str], duration_ms: float, attempts: int
     ) -> CheckpointResult:
+        from .merge.integrity import state_tokens
+
         warnings = [*self.continuity.warnings, *warnings]
         for warning in warnings:
             log.warning(warning, extra={"session_id": self.session_id})
@@ -377,6 +380,8 @@ class ProjectBrain:
         noticed = list(self.continuity.warnings)
         if state is None:
             return None, [], noticed
+        from .merge.integrity import existing_files
+
         _kept, missing = existing_files(state.active_context.active_files, self.project.root)
         if not missing:
             return state, [], noticed
@@ -390,6 +395,8 @@ class ProjectBrain:
     @validated
     def resume(self, max_tokens: MaxTokens | None = None) -> ResumeResult:
         state, missing, warnings = self._state_and_missing()
+        from .render import render_within
+
         budget = self.settings.resume_tokens if max_tokens is None else max_tokens
         markdown = EMPTY_RESUME if state is None else render_within(state, budget, missing=set(missing))
         return ResumeResult(markdown=markdown, state=state, tokens=count_tokens(markdown), warnings=warnings)
@@ -411,6 +418,8 @@ class ProjectBrain:
             merge_plan=merge_plan(self.settings),
         )
         if state is not None:
+            from .merge.integrity import state_tokens
+
             ac = state.active_context
             report.version = state.meta.version
             report.last_checkpoint = state.meta.last_checkpoint
@@ -524,6 +533,8 @@ class ProjectBrain:
         before = self._entry_or_error(from_version).state.content_dict()
         after = self._entry_or_error(to_version).state.content_dict()
         changes = [FieldChange(path=p, before=b, after=a) for p, b, a in _changed_fields(before, after)]
+        import difflib
+
         unified = "".join(
             difflib.unified_diff(
                 json.dumps(before, indent=2, sort_keys=True).splitlines(keepends=True),
@@ -538,6 +549,8 @@ class ProjectBrain:
     def version_markdown(self, version: Version) -> ResumeResult:
         """Version ``version`` from history rendered as the resume Markdown (whole, no budget),
         so an editor can show it or diff two versions as a reader sees them, not as JSON."""
+        from .render import render_within
+
         state = self._entry_or_error(version).state
         markdown = render_within(state, None)
         return ResumeResult(markdown=markdown, state=state, tokens=count_tokens(markdown))

@@ -1,5 +1,6 @@
-"""The MCP server's one ProjectBrain, opened once (by ``warm.start`` as the server starts serving,
-else by the first call) and shared by every tool."""
+"""The MCP server's one ProjectBrain, opened once (by the warm-up, ``warm.py``, as the server
+starts serving, else by the first call) and shared by every tool; a call that comes while it opens
+waits for it (the lock below), it is never opened twice at once."""
 
 from __future__ import annotations
 
@@ -34,6 +35,11 @@ class BrainHolder:
         self._pending = 0
         self._idle = threading.Condition(self._lock)
         self._closing = False
+
+    @property
+    def closing(self) -> bool:
+        """The server is stopping: the store may close under work still running."""
+        return self._closing
 
     @property
     def ready(self) -> bool:

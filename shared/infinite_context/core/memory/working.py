@@ -31,7 +31,6 @@ from ..params import (
     check_model,
     validated,
 )
-from ..redact import redact
 from ..storage.parts import IndexedItem, IndexTerms
 from ..text import terms
 from ..tokens import count_tokens
@@ -47,7 +46,7 @@ from .model import (
 )
 from .ranking import boost, top_by_retention
 from .scoring import retention
-from .text import auto_tags, detect_type, index_terms, normalize_tags
+from .text import auto_tags, detect_type, index_terms, normalize_tags, redact
 
 if TYPE_CHECKING:
     from ..config import Settings
