@@ -221,9 +221,8 @@ class SQLiteMemory:
             else:
                 self._settle_pending(conn, None)  # the earlier ones first
                 ids = [item.id for item, _ in items]
-                existing: set[int] = (
-                    set()
-                )  # replaced items: their old postings go (one read, not a probe each)
+                # replaced items: their old postings go (one read, not a probe each)
+                existing: set[int] = set()
                 for start in range(0, len(ids), CHUNK):
                     chunk = ids[start : start + CHUNK]
                     marks = ",".join("?" * len(chunk))
