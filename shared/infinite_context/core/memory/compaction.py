@@ -93,13 +93,13 @@ def duplicates(items: list[MemoryItem], scores: dict[str, float]) -> Iterator[st
     for mine in sets:
         ordered = sorted(mine, key=order.__getitem__)
         prefixes.append(ordered[: len(mine) - math.ceil(DUPLICATE_OVERLAP * len(mine)) + 1])
-    number = {item.id: n for n, item in enumerate(checked)}
+    # Each term's items, higher scores first (a scan stops at lower ones), ties in the given
+    # order (which the stable sort above kept as ascending numbers): appended in that order, so
+    # one sort of the numbers replaces a sort per term.
     index: dict[str, list[int]] = {}
-    for item in items:  # in the given order: ties keep it through the stable sort below
-        for term in prefixes[number[item.id]]:
-            index.setdefault(term, []).append(number[item.id])
-    for numbers in index.values():
-        numbers.sort(key=lambda n: -ranks[n])  # higher scores first: a scan stops at lower ones
+    for n in sorted(range(len(checked)), key=lambda k: -ranks[k]):
+        for term in prefixes[n]:
+            index.setdefault(term, []).append(n)
     gone: set[int] = set()
     for this, size in enumerate(sizes):
         if not size:
