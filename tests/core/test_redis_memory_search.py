@@ -15,7 +15,7 @@ import pytest
 
 from infinite_context.core.config import load_settings
 from infinite_context.core.memory.model import MemoryItem, rank_key
-from infinite_context.core.memory.working import indexed
+from infinite_context.core.memory.working import WorkingMemory, indexed
 from infinite_context.core.models import utcnow
 from infinite_context.core.storage import Store, open_store
 from infinite_context.core.storage.search import FULL_READ
@@ -224,7 +224,8 @@ def test_a_store_costs_a_fixed_number_of_round_trips(
     with open_store(load_settings(store_url=redis_server.url)) as store:
         wm = memory(store)
         wm.bulk_store(items(50))
-        # the PUT script (its reply has the usage auto-compaction checks next), the configuration
+        # the PUT script alone: its reply has the usage and the configuration auto-compaction
+        # checks next
         counts = [trips.during(lambda n=n: wm.store_item(content=f"note {n} on redis")) for n in range(3)]
         wm.bulk_store(items(600)[50:])
         counts += [trips.during(lambda n=n: wm.store_item(content=f"more {n} on redis")) for n in range(3)]
@@ -237,9 +238,28 @@ def test_a_store_costs_a_fixed_number_of_round_trips(
         # list to leave, which it may only touch once declared: one call more)
         puts = [put("new0", "fresh words"), put("new0", "fresh words again"), put("new0", "fresh")]
         found = {t: [h.item.id for h in wm.query(t)] for t in ("fresh", "words", "again")}
-    assert max(counts) == 2, counts
+    assert max(counts) == 1, counts
     assert puts == [1, 1, 2]
     assert found == {"fresh": ["new0"], "words": [], "again": []}
+
+
+def test_a_store_checks_the_configuration_as_stored_now(redis_server: RedisServer) -> None:
+    """The configuration comes with the PUT script's reply, so a store's auto-compaction check sees
+    what another process configured just before, and a configuration set here is not shadowed by
+    one a put left."""
+    settings = load_settings(store_url=redis_server.url)
+    with open_store(settings) as here, open_store(settings) as there:
+        wm = memory(here)
+        wm.store_item(content="first note on redis")
+        elsewhere = WorkingMemory(there, wm.session_id, settings)
+        elsewhere.configure(budget=1000, threshold=0.5, auto_compact=True)  # another process
+        _, report = wm.store_item(content="second note " + "words " * 800)  # over half of 1,000
+        assert report is not None and report.target_tokens == int(0.45 * 1000)  # compacted to it
+        wm.store_item(content="third note")
+        wm.configure(auto_compact=False)
+        assert wm.config().auto_compact is False  # not the configuration the last put read
+        _, report = wm.store_item(content="fourth note " + "words " * 800)
+        assert report is None
 
 
 def test_replaced_items_leave_their_old_postings_and_totals_as_on_sqlite(stores: tuple[Store, Store]) -> None:

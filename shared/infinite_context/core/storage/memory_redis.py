@@ -64,7 +64,8 @@ class RedisMemory:
         self._checked: set[str] = set()
         self.scripts = Scripts(conn.client)
         #: per thread, read with a search or left by a put: (session, rows) for the next
-        #: ``memory_get``, (session, usage) for the next ``memory_usage``; used once
+        #: ``memory_get``, (session, usage) for the next ``memory_usage``, (session, stored
+        #: configuration) for the next ``memory_config``; used once
         self._prefetched = threading.local()
 
     def _m(self, session_id: str, name: str) -> str:
@@ -126,12 +127,13 @@ class RedisMemory:
         call = PutCall(partial(self._m, session_id), items, SCHEMA, drop)
         for _ in range(WATCH_ATTEMPTS):
             reply = self._guard(partial(self.scripts.put, keys=call.keys(), args=call.args()))
-            missing, usage = put_reply(reply)
-            if not missing:
-                if usage is not None:  # what memory_usage would read now (auto-compaction's check)
-                    self._prefetched.usage = (session_id, usage)
+            done = put_reply(reply)
+            if not done.missing:
+                if done.usage is not None:  # what memory_usage and memory_config would read now
+                    self._prefetched.usage = (session_id, done.usage)  # (auto-compaction's check)
+                    self._prefetched.config = (session_id, done.config)
                 return
-            call.declare(missing)
+            call.declare(done.missing)
         raise ConflictError(
             f"the working memory of session {session_id} kept changing", fix="retry the write"
         )
@@ -376,7 +378,11 @@ class RedisMemory:
         return sorted(set(found))
 
     def memory_config(self, session_id: str) -> dict[str, Any] | None:
-        raw = self._guard(lambda: self._client.get(self._m(session_id, "config")))
+        taken, self._prefetched.config = getattr(self._prefetched, "config", None), None
+        if taken is not None and taken[0] == session_id:  # what the last put of this thread read
+            raw = taken[1]
+        else:
+            raw = self._guard(lambda: self._client.get(self._m(session_id, "config")))
         if raw is None:
             return None
         try:
@@ -386,6 +392,7 @@ class RedisMemory:
         return data if isinstance(data, dict) else None
 
     def memory_set_config(self, session_id: str, config: dict[str, Any]) -> None:
+        self._forget_prefetched()
         self._guard(lambda: self._client.set(self._m(session_id, "config"), json.dumps(config)))
 
     # ---- schema 1 -> 2 ------------------------------------------------------------------------

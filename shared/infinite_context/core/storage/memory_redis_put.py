@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -29,7 +30,19 @@ from .touches import micros
 #: content types: their ``recent:<type>`` keys are always declared (an item may change type)
 CONTENT_TYPES = ("error", "decision", "code", "prose", "tool_output")
 #: named keys, in KEYS order after the posting lists' position is fixed by the caller
-NAMED = ("items", "access", "meta", "terms", "stats", "order", "archive", "rank", "pinned", "schema")
+NAMED = (
+    "items",
+    "access",
+    "meta",
+    "terms",
+    "stats",
+    "order",
+    "archive",
+    "rank",
+    "pinned",
+    "schema",
+    "config",
+)
 
 #: KEYS: the NAMED keys, the ``recent:<type>`` keys, posting lists, keys to delete first (schema 1
 #: conversion). ARGV: the memory key prefix (``ic:{<sid>}:mem:``), the schema, how many keys to
@@ -37,12 +50,14 @@ NAMED = ("items", "access", "meta", "terms", "stats", "order", "archive", "rank"
 #: created (a float as text), rank key (text), accessed micros, tokens, archived, pinned, content
 #: type, dl, number of terms, then per term: term, body count, tag count. Reply: JSON
 #: ``{"missing": [terms]}`` (nothing written) or ``{"seq": last seq, "usage": [used tokens,
-#: live, pinned, archived]}`` (``memory_usage`` as the write left it: a store checks it next).
+#: live, pinned, archived], "config": the memory's configuration or false}`` (``memory_usage``
+#: and ``memory_config`` as the write left them: a store's auto-compaction check reads both next).
 PUT = """
 local prefix, declared = ARGV[1], {}
 for i = 1, #KEYS do declared[KEYS[i]] = true end
 local items_key, access_key, meta_key, terms_key, stats_key = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local order_key, archive_key, rank_key, pinned_key, schema_key = KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10]
+local config_key = KEYS[11]
 local drops, count = tonumber(ARGV[3]), tonumber(ARGV[4])
 for i = #KEYS - drops + 1, #KEYS do redis.call('DEL', KEYS[i]) end
 
@@ -150,7 +165,7 @@ local usage = {
   redis.call('HGET', stats_key, 'used') or '0', redis.call('ZCARD', order_key),
   redis.call('SCARD', pinned_key), redis.call('ZCARD', archive_key),
 }
-return cjson.encode({seq = last + count, usage = usage})
+return cjson.encode({seq = last + count, usage = usage, config = redis.call('GET', config_key)})
 """
 
 
@@ -204,16 +219,26 @@ class PutCall:
 Usage = tuple[int, int, int, int]
 
 
-def put_reply(reply: Any) -> tuple[list[str], Usage | None]:
-    """(terms that must be declared first: nothing was written, usage after the write)."""
+@dataclass(frozen=True)
+class PutReply:
+    #: terms that must be declared first (nothing was written)
+    missing: list[str]
+    #: ``memory_usage`` after the write (None: not in the reply)
+    usage: Usage | None = None
+    #: the memory's configuration as stored (None: none stored)
+    config: str | None = None
+
+
+def put_reply(reply: Any) -> PutReply:
     decoded = orjson.loads(reply)
     if not isinstance(decoded, dict):
-        return [], None
+        return PutReply([])
     missing = decoded.get("missing")
     if isinstance(missing, list) and missing:
-        return [str(t) for t in missing], None
+        return PutReply([str(t) for t in missing])
     usage = decoded.get("usage")
+    config = decoded.get("config")
     if isinstance(usage, list) and len(usage) == 4:
         used, live, pinned, archived = (int(v) for v in usage)
-        return [], (used, live, pinned, archived)
-    return [], None
+        return PutReply([], (used, live, pinned, archived), config if isinstance(config, str) else None)
+    return PutReply([])
