@@ -39,3 +39,37 @@ async def test_the_server_settles_when_idle_after_a_reply_and_before_it_exits(
         for n in range(3):  # back to back, then the client leaves at once
             await s.call_tool("store", {"content": f"note {n} about invoices"})
     assert _pending(path) == 0  # written before the server exited
+
+
+def test_no_idle_work_once_the_wire_is_closed() -> None:
+    """A reply schedules an idle check; once the wire closes (the client left) it must not fire:
+    asyncio shuts its executor down as the server stops, and the check then logged
+    "Executor shutdown has been called" (seen once in a benchmark run)."""
+    import subprocess
+    import sys
+    import textwrap
+
+    script = textwrap.dedent(
+        """
+        import asyncio
+        from infinite_context.server.mcp.stdio import IDLE_DELAY, pipe_streams
+
+        ran = []
+
+        async def main():
+            async with pipe_streams(lambda until: ran.append("during")) as (lines, replies):
+                async for line in lines:
+                    await replies.write(line)
+                    if line.startswith("two"):
+                        break  # the client left right after this reply
+                    await asyncio.sleep(IDLE_DELAY * 25)  # idle: the check runs
+            ran.append("closed")
+            await asyncio.sleep(IDLE_DELAY * 25)  # the check the last reply scheduled must not
+            print(ran)
+
+        asyncio.run(main())
+        """
+    )
+    out = subprocess.run([sys.executable, "-c", script], input=b"one\ntwo\n", capture_output=True, timeout=60)
+    assert out.returncode == 0, out.stderr.decode()
+    assert out.stdout.decode().splitlines()[-1] == "['during', 'closed']", out.stdout.decode()

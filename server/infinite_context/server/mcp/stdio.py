@@ -91,14 +91,29 @@ class LineWriter:
         self._writer = writer
         self._incoming, self._idle = incoming, idle
         self._busy = False
+        #: the pending idle check (one at a time: only the latest reply's matters)
+        self._timer: asyncio.TimerHandle | None = None
 
     async def write(self, text: str) -> None:
         self._writer.write(text.encode("utf-8"))
         await self._writer.drain()
         if self._idle is not None and self._incoming is not None:
-            asyncio.get_running_loop().call_later(IDLE_DELAY, self._when_idle, self._incoming.received)
+            if self._timer is not None:
+                self._timer.cancel()
+            self._timer = asyncio.get_running_loop().call_later(
+                IDLE_DELAY, self._when_idle, self._incoming.received
+            )
+
+    def stop(self) -> None:
+        """No idle work from now on (the wire is closing; ``close`` settles): a check left
+        pending would fire while asyncio shuts its executor down."""
+        self._idle = None
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
 
     def _when_idle(self, received: int) -> None:
+        self._timer = None
         if self._idle is None or self._incoming is None or self._incoming.received != received:
             return  # a request came in: its own reply schedules this again
         if not self._busy:  # in a worker thread: the loop keeps reading meanwhile
@@ -160,7 +175,11 @@ async def pipe_streams(
         # left in a buffer when the transport closes
         write_transport.set_write_buffer_limits(high=0)
         writer = asyncio.StreamWriter(write_transport, protocol, None, loop)
-        yield LineReader(reader), LineWriter(writer, incoming, idle)
+        lines_out = LineWriter(writer, incoming, idle)
+        try:
+            yield LineReader(reader), lines_out
+        finally:
+            lines_out.stop()
     finally:
         for transport in transports:
             transport.close()
