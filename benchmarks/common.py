@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import statistics
 import tempfile
 from collections.abc import Sequence
@@ -13,9 +15,26 @@ from rich.table import Table
 
 console = Console(width=200)
 
+_SCRATCH: list[str] = []
+
+
+def scratch(prefix: str) -> str:
+    """A temp folder removed when the benchmark process exits (a 100k-item brain is ~300 MB;
+    runs left gigabytes in /tmp)."""
+    path = tempfile.mkdtemp(prefix=prefix)
+    _SCRATCH.append(path)
+    return path
+
+
+@atexit.register
+def _remove_scratch() -> None:
+    for path in _SCRATCH:
+        shutil.rmtree(path, ignore_errors=True)
+
+
 #: The benchmarks' own data folder (spool, hand-off cursors, seen store versions): never the
 #: user's ``~/.local/share/infinite-context``, for this process and the ones it starts.
-DATA_DIR = tempfile.mkdtemp(prefix="ic-bench-data-")
+DATA_DIR = scratch("ic-bench-data-")
 os.environ["INFINITE_CONTEXT_DATA_DIR"] = DATA_DIR
 
 
@@ -33,7 +52,7 @@ def median(values: Sequence[float]) -> float:
 
 
 def temp_project(prefix: str = "ic-bench-") -> Path:
-    root = Path(tempfile.mkdtemp(prefix=prefix))
+    root = Path(scratch(prefix))
     (root / "src").mkdir()
     for name in ("app.py", "auth.py", "models.py"):
         (root / "src" / name).write_text("# bench\n")

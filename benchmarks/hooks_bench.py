@@ -20,11 +20,10 @@ import json
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
-from common import bench_env, console, median, percentile, table, temp_project
+from common import bench_env, console, median, percentile, scratch, table, temp_project
 
 FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "claude-code"
 BIG = FIXTURES / "spotter" / "4d5611e5-241a-462a-8d15-5122611a9569.jsonl"
@@ -58,7 +57,7 @@ def run(runs: int, store_url: str) -> None:
         capture_output=True,
     )
     project = temp_project()
-    data_dir = Path(tempfile.mkdtemp(prefix="ic-bench-data-"))
+    data_dir = Path(scratch("ic-bench-data-"))
     env = {**bench_env(store_url), "INFINITE_CONTEXT_DATA_DIR": str(data_dir)}
     transcript = data_dir / "session.jsonl"
     shutil.copy(BIG, transcript)
@@ -144,7 +143,7 @@ def _claude_runs(runs: int, kind: str) -> list[object]:
     server = None
     for _ in range(runs):
         project = ClaudeProject.create(
-            Path(tempfile.mkdtemp(prefix="ic-bench-claude-")),
+            Path(scratch("ic-bench-claude-")),
             install=kind != "none",
             hooks="mcp" if kind == "hooks" else "command",
         )

@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from common import bench_env, median, percentile, table, temp_project
+from common import bench_env, median, percentile, scratch, table, temp_project
 
 HERE = Path(__file__).resolve().parent
 FIXTURES = HERE.parents[1] / "shared" / "fixtures" / "claude-code"
@@ -169,12 +169,11 @@ def _reply(n: int) -> bytes:
 def live_transcript(appends: int, store_url: str) -> None:
     """A reply appended to the folder's live transcript -> the budget notification with its figures."""
     import shutil
-    import tempfile
 
     from infinite_context.core.transcript.locate import project_slug
 
     project = temp_project()
-    config = Path(tempfile.mkdtemp(prefix="ic-bench-claude-"))
+    config = Path(scratch("ic-bench-claude-"))
     live = config / "projects" / project_slug(project.resolve()) / "session.jsonl"
     live.parent.mkdir(parents=True)
     shutil.copy(BIG, live)
@@ -207,13 +206,12 @@ def live_transcript(appends: int, store_url: str) -> None:
 def in_process_costs(runs: int, store_url: str) -> None:
     """What the server does per change, timed in process: the meter refresh and the budget figures."""
     import shutil
-    import tempfile
 
     from infinite_context.core.brain import ProjectBrain
     from infinite_context.core.config import load_settings
     from infinite_context.core.transcript import meter
 
-    live = Path(tempfile.mkdtemp(prefix="ic-bench-live-")) / "session.jsonl"
+    live = Path(scratch("ic-bench-live-")) / "session.jsonl"
     shutil.copy(BIG, live)
     full, incremental = [], []
     running = meter.IncrementalMeter(live)

@@ -19,20 +19,19 @@ import argparse
 import asyncio
 import statistics
 import sys
-import tempfile
 import time
 from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
 
-from common import bench_env, percentile, table, temp_project
+from common import bench_env, percentile, scratch, table, temp_project
 from memory_bench import Corpus, OverMcp, common_queries, timed
 
 
 def _server(root: str | None) -> Any:
     from mcp import StdioServerParameters
 
-    env = bench_env(f"sqlite:///{Path(tempfile.mkdtemp(prefix='ic-bench-ab-')) / 'brain.db'}")
+    env = bench_env(f"sqlite:///{Path(scratch('ic-bench-ab-')) / 'brain.db'}")
     if root:
         env["PYTHONPATH"] = f"{root}/shared:{root}/server"
     return StdioServerParameters(

@@ -24,7 +24,6 @@ import gc
 import json
 import random
 import sys
-import tempfile
 import time
 import uuid
 from collections import Counter
@@ -33,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from common import bench_env, percentile, table, temp_project
+from common import bench_env, percentile, scratch, table, temp_project
 
 from infinite_context.core.config import load_settings
 from infinite_context.core.memory.working import WorkingMemory
@@ -318,7 +317,7 @@ async def first_call(store_url: str, pause: float, runs: int = 5) -> float:
 def first_calls(redis_url: str | None, runs: int = 5) -> dict[str, tuple[float, float]]:
     """The first `recall` right after `initialize` and 0.5 s after, per backend (p50 of ``runs``);
     printed alone by ``run.py --only first-call`` (the start-up figures without the rest)."""
-    urls = {"sqlite": f"sqlite:///{Path(tempfile.mkdtemp(prefix='ic-bench-mem-')) / 'brain.db'}"}
+    urls = {"sqlite": f"sqlite:///{Path(scratch('ic-bench-mem-')) / 'brain.db'}"}
     if redis_url:
         urls["redis"] = redis_url
     first = {
@@ -392,7 +391,7 @@ def run(
     levels = levels or ([1_000, 10_000] if quick else [1_000, 10_000, 100_000])
 
     def fresh() -> str:
-        return f"sqlite:///{Path(tempfile.mkdtemp(prefix='ic-bench-mem-')) / 'brain.db'}"
+        return f"sqlite:///{Path(scratch('ic-bench-mem-')) / 'brain.db'}"
 
     urls = {"sqlite": fresh}
     if redis_url:

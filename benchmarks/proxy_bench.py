@@ -29,7 +29,6 @@ import re
 import socket
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -40,7 +39,7 @@ from typing import Any
 
 import httpx2
 import orjson
-from common import percentile, table
+from common import percentile, scratch, table
 
 from infinite_context.core.tokens import fast_count
 from infinite_context.core.transcript.live import LiveOptions, cache_kept, message_blocks, prefix_stable
@@ -105,7 +104,7 @@ def free_port() -> int:
 def proxy(upstream_url: str) -> Iterator[tuple[str, float, int]]:
     """(url, start seconds, pid): spawn to the first answered status request."""
     port = free_port()
-    data = tempfile.mkdtemp(prefix="ic-bench-proxy-")
+    data = scratch("ic-bench-proxy-")
     env = {k: v for k, v in os.environ.items() if not k.startswith("INFINITE_CONTEXT_")}
     env["INFINITE_CONTEXT_DATA_DIR"] = data
     started = time.perf_counter()

@@ -7,12 +7,11 @@ from __future__ import annotations
 
 import argparse
 import sys
-import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import console
+from common import console, scratch
 
 #: "first-call": the start-up figures of "memory" alone (the first call after `initialize`)
 GROUPS = ["mcp", "store", "transcript", "hooks", "merge", "resume", "memory", "first-call", "lsp", "proxy"]
@@ -31,7 +30,7 @@ def main() -> None:
     )
     parser.add_argument("--backends", nargs="+", choices=["sqlite", "redis"], help="memory: backends to run")
     args = parser.parse_args()
-    store_url = f"sqlite:///{Path(tempfile.mkdtemp(prefix='ic-bench-store-')) / 'brain.db'}"
+    store_url = f"sqlite:///{Path(scratch('ic-bench-store-')) / 'brain.db'}"
     console.print(f"store: {store_url}")
 
     if args.only in (None, "mcp"):
@@ -43,13 +42,13 @@ def main() -> None:
     if args.only in (None, "store"):
         import store_bench
 
-        fresh = f"sqlite:///{Path(tempfile.mkdtemp(prefix='ic-bench-store-')) / 'brain.db'}"
+        fresh = f"sqlite:///{Path(scratch('ic-bench-store-')) / 'brain.db'}"
         store_bench.run(30 if args.quick else 200, fresh)
 
     if args.only in (None, "transcript"):
         import transcript_bench
 
-        fresh = f"sqlite:///{Path(tempfile.mkdtemp(prefix='ic-bench-store-')) / 'brain.db'}"
+        fresh = f"sqlite:///{Path(scratch('ic-bench-store-')) / 'brain.db'}"
         transcript_bench.run(args.quick, fresh)
 
     if args.only in (None, "proxy"):
@@ -60,7 +59,7 @@ def main() -> None:
     if args.only in (None, "hooks"):
         import hooks_bench
 
-        fresh = f"sqlite:///{Path(tempfile.mkdtemp(prefix='ic-bench-store-')) / 'brain.db'}"
+        fresh = f"sqlite:///{Path(scratch('ic-bench-store-')) / 'brain.db'}"
         hooks_bench.run(10 if args.quick else 30, fresh)
         hooks_bench.in_claude_code(3 if args.quick else 7)
 
@@ -81,7 +80,7 @@ def main() -> None:
     if args.only in (None, "lsp"):
         import lsp_bench
 
-        fresh = f"sqlite:///{Path(tempfile.mkdtemp(prefix='ic-bench-store-')) / 'brain.db'}"
+        fresh = f"sqlite:///{Path(scratch('ic-bench-store-')) / 'brain.db'}"
         lsp_bench.run(args.quick, fresh)
 
     if args.only in (None, "merge"):

@@ -14,14 +14,13 @@ import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import time
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from common import bench_env, table, temp_project
+from common import bench_env, scratch, table, temp_project
 
 LOOP = Path(__file__).resolve().parents[1] / "tests" / "checkpoint_loop.py"
 
@@ -34,7 +33,7 @@ def redis_server() -> Iterator[str]:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    workdir = tempfile.mkdtemp(prefix="ic-bench-redis-")
+    workdir = scratch("ic-bench-redis-")
     proc = subprocess.Popen(
         [
             binary,

@@ -10,12 +10,11 @@
 from __future__ import annotations
 
 import json
-import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 
-from common import median, table
+from common import median, scratch, table
 
 from infinite_context.core.tokens import fast_count
 from infinite_context.core.transcript.meter import CALIBRATION
@@ -189,7 +188,7 @@ def synthetic(path: Path, tool_uses: int) -> None:
 
 
 def scaling(runs: int) -> None:
-    folder = Path(tempfile.mkdtemp(prefix="ic-bench-transcript-"))
+    folder = Path(scratch("ic-bench-transcript-"))
     rows = []
     times: dict[int, float] = {}
     for n in (1_000, 10_000):
