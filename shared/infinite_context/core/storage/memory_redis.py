@@ -36,7 +36,7 @@ import json
 import threading
 from collections.abc import Callable
 from functools import partial
-from typing import Any
+from typing import Any, cast
 
 import orjson
 
@@ -263,24 +263,23 @@ class RedisMemory:
 
     def memory_get(self, session_id: str, ids: list[str]) -> dict[str, MemoryItem]:
         self._ready(session_id)
-        rows = self._take_prefetched(session_id)
+        taken = self._take("rows", session_id)  # a query's get right after its search
+        rows: dict[str, tuple[Any, Any]] | None = taken[0] if taken else None
         if rows is not None and all(i in rows for i in ids):
             found = [item for i in ids if (item := parse(*rows[i])) is not None]
             self.touches.overlay(session_id, found)
             return {i.id: i for i in found}
         return {i.id: i for i in self._items(session_id, ids)} if ids else {}
 
-    def _take_prefetched(self, session_id: str) -> dict[str, tuple[Any, Any]] | None:
-        """The rows the last search of this thread read with its statistics, once: a query's
-        ``memory_get`` right after its search reads them instead of asking Redis again (the
-        rows are as current as the scores; any write of this store drops them)."""
-        taken, self._prefetched.rows = getattr(self._prefetched, "rows", None), None
-        return taken[1] if taken is not None and taken[0] == session_id else None
-
-    def _take_usage(self, session_id: str) -> Usage | None:
-        """The usage the last put of this thread left, once (a store checks it right after)."""
-        taken, self._prefetched.usage = getattr(self._prefetched, "usage", None), None
-        return taken[1] if taken is not None and taken[0] == session_id else None
+    def _take(self, name: str, session_id: str) -> tuple[Any] | None:
+        """What this thread's last search (``rows``: the items read with its statistics) or put
+        (``usage``, ``config``: what the write left) read for ``session_id``, once, as a 1-tuple
+        (None: nothing read for it). The call right after (a query's ``memory_get``, a store's
+        auto-compaction check) uses it instead of asking Redis again; it is as current as what
+        it came with, and any write of this store drops it."""
+        taken = getattr(self._prefetched, name, None)
+        setattr(self._prefetched, name, None)
+        return (taken[1],) if taken is not None and taken[0] == session_id else None
 
     def _forget_prefetched(self) -> None:
         self._prefetched = threading.local()  # every thread's: a write makes them stale
@@ -343,9 +342,9 @@ class RedisMemory:
 
     def memory_usage(self, session_id: str) -> tuple[int, int, int, int]:
         self._ready(session_id)
-        usage = self._take_usage(session_id)
-        if usage is not None:
-            return usage
+        taken = self._take("usage", session_id)
+        if taken is not None:
+            return cast(Usage, taken[0])
 
         def read() -> list[Any]:
             pipe = self._client.pipeline(transaction=False)
@@ -378,11 +377,8 @@ class RedisMemory:
         return sorted(set(found))
 
     def memory_config(self, session_id: str) -> dict[str, Any] | None:
-        taken, self._prefetched.config = getattr(self._prefetched, "config", None), None
-        if taken is not None and taken[0] == session_id:  # what the last put of this thread read
-            raw = taken[1]
-        else:
-            raw = self._guard(lambda: self._client.get(self._m(session_id, "config")))
+        taken = self._take("config", session_id)
+        raw = taken[0] if taken else self._guard(lambda: self._client.get(self._m(session_id, "config")))
         if raw is None:
             return None
         try:
