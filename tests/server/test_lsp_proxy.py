@@ -71,7 +71,9 @@ class Client:
         raise AssertionError(f"no matching proxyStatus in {timeout}s: {self.pushed[-2:]}")
 
 
-async def start_client(tmp_path: Path, upstream_url: str, options: dict[str, Any]) -> Client:
+async def start_client(
+    tmp_path: Path, upstream_url: str, options: dict[str, Any], **extra_env: str
+) -> Client:
     data = tmp_path / "data"
     folder = tmp_path / "project"
     folder.mkdir(exist_ok=True)
@@ -80,6 +82,7 @@ async def start_client(tmp_path: Path, upstream_url: str, options: dict[str, Any
         INFINITE_CONTEXT_DATA_DIR=str(data),
         INFINITE_CONTEXT_PROXY_UPSTREAM=upstream_url,
         INFINITE_CONTEXT_PROXY_EPOCH_TOKENS="1000",  # an epoch on the first long request
+        **extra_env,
     )
     client = await ClientServerConfig(server_command=SERVER, server_env=env).start()
     pushed: list[dict[str, Any]] = []
@@ -208,6 +211,25 @@ async def test_setting_off_starts_nothing_and_bad_values_name_the_setting(
     try:
         bad = await lsp.pushed_where(lambda p: p["problem"] is not None)
         assert "infiniteContext.endless.port" in bad["problem"] and not bad["running"] and bad["startFailed"]
+    finally:
+        await lsp.client.shutdown_session()
+    assert not (tmp_path / "data" / "proxy" / "proxy.json").exists()
+
+
+async def test_a_bad_proxy_variable_is_the_status_bar_problem_not_a_crash(
+    tmp_path: Path, upstream: FakeAnthropic
+) -> None:
+    """``INFINITE_CONTEXT_PROXY_PORT=99999`` in the editor's environment: the status payload says
+    which variable and how to fix it (it was a traceback in the log every poll), nothing starts."""
+    lsp = await start_client(
+        tmp_path, upstream.url, {"endlessEnabled": True}, INFINITE_CONTEXT_PROXY_PORT="99999"
+    )
+    try:
+        bad = await lsp.pushed_where(lambda p: p["problem"] is not None)
+        assert "proxy_port" in bad["problem"] and "INFINITE_CONTEXT_PROXY_PORT" in (bad["fix"] or "")
+        assert bad["startFailed"] and not bad["running"] and bad["log"] is None
+        status = await lsp.proxy("status")  # the request answers too
+        assert "proxy_port" in status["problem"]
     finally:
         await lsp.client.shutdown_session()
     assert not (tmp_path / "data" / "proxy" / "proxy.json").exists()

@@ -152,9 +152,15 @@ class ProxyWatch:
 
     def payload(self) -> dict[str, Any]:
         """What the status bar shows (camelCase, shares as fractions 0..1, None when unknown)."""
-        from ..proxy.process import live_saving
+        from ..proxy.process import LiveSaving, live_saving
 
-        saving = live_saving(self.data_dir())
+        log_path: str | None = None
+        try:
+            data_dir = self.data_dir()
+        except InfiniteContextError as exc:  # a bad INFINITE_CONTEXT_* variable: the bar names it
+            self.failure, saving = (exc.message, exc.fix), LiveSaving(running=False)
+        else:
+            saving, log_path = live_saving(data_dir), str(data_dir / "proxy" / "proxy.log")
         problem, fix = self.failure if self.failure is not None else (None, None)
         starting = self.starting and not saving.running and problem is None
         if problem is None and saving.problem:
@@ -186,7 +192,7 @@ class ProxyWatch:
             "lastOverheadMs": saving.last_overhead_ms,
             "problem": problem,
             "fix": fix,
-            "log": str(self.data_dir() / "proxy" / "proxy.log"),
+            "log": log_path,
             "terminalEnv": self._terminal_env(saving.running, saving.url, saving.upstream),
         }
 
