@@ -87,28 +87,38 @@ def duplicates(items: list[MemoryItem], scores: dict[str, float]) -> Iterator[st
     sizes = [len(found) for found in sets]
     ranks = [scores[i.id] for i in checked]
     frequency: Counter[str] = Counter(chain.from_iterable(sets))
-    # one global order of terms, rarest first (ties by the term): prefixes must agree on it
-    order = {t: n for n, t in enumerate(sorted(frequency, key=lambda t: (frequency[t], t)))}
-    prefixes: list[list[str]] = []
+    # One global order of terms, rarest first, ties by the term (prefixes must agree on it); terms
+    # are replaced by their place in it, so an item's terms are put in order by sorting small ints
+    # (two plain sorts here, not a key function per term: the second keeps the first's ties).
+    number = {t: n for n, t in enumerate(sorted(sorted(frequency), key=frequency.__getitem__))}
+    prefixes = []
     for mine in sets:
-        ordered = sorted(mine, key=order.__getitem__)
+        ordered = sorted(map(number.__getitem__, mine))
         prefixes.append(ordered[: len(mine) - math.ceil(DUPLICATE_OVERLAP * len(mine)) + 1])
+    # "a higher score, or a tie" as a number: at least the first number with this one's score
+    least = list(range(len(ranks)))
+    for n in range(1, len(ranks)):
+        if ranks[n] == ranks[n - 1]:
+            least[n] = least[n - 1]
     # Each term's items, higher scores first (a scan stops at lower ones), ties in the given
-    # order (which the stable sort above kept as ascending numbers): appended in that order, so
-    # one sort of the numbers replaces a sort per term.
-    index: dict[str, list[int]] = {}
-    for n in sorted(range(len(checked)), key=lambda k: -ranks[k]):
+    # order (which the stable sorts keep as ascending numbers): appended in that order, so one
+    # sort of the numbers replaces a sort per term.
+    index: dict[int, list[int]] = {}
+    for n in sorted(range(len(checked)), key=ranks.__getitem__, reverse=True):
         for term in prefixes[n]:
-            index.setdefault(term, []).append(n)
+            if term in index:
+                index[term].append(n)
+            else:
+                index[term] = [n]
     gone: set[int] = set()
     for this, size in enumerate(sizes):
         if not size:
             continue
         low, high = DUPLICATE_OVERLAP * size, size / DUPLICATE_OVERLAP  # the size filter
-        mask, score, seen, checks, hit = masks[this], ranks[this], {this}, 0, False
+        mask, floor, seen, checks, hit = masks[this], least[this], {this}, 0, False
         for term in prefixes[this]:
             for other in index[term]:
-                if ranks[other] < score:
+                if other < floor:  # a lower score
                     break
                 if other in seen or other in gone:
                     continue
