@@ -51,6 +51,13 @@ _PENDING = "pending_terms IS NOT NULL"
 #: items archived since their postings' flags were written (partial index memory_items_stale)
 _STALE = "postings_archived <> archived"
 _ITEM = "SELECT item, accessed_at, access_count FROM memory_items"
+#: items from which ``memory_update`` writes through a temporary table in one statement
+UPDATE_BATCH = 32
+#: the new values of ``memory_update``'s items (this connection's own, emptied after each use)
+_CHANGES_TABLE = (
+    "CREATE TEMP TABLE IF NOT EXISTS memory_changes (id TEXT PRIMARY KEY, item TEXT NOT NULL, "
+    "archived INTEGER NOT NULL, pinned INTEGER NOT NULL, tokens INTEGER NOT NULL, rank REAL NOT NULL)"
+)
 
 
 _UPSERT = (
@@ -329,23 +336,32 @@ class SQLiteMemory:
         return len(rows)
 
     def memory_update(self, session_id: str, items: list[MemoryItem]) -> None:
+        """Rewrite items in place (their postings stay). Many items (a compaction archiving
+        hundreds) go through a temporary table and one ``UPDATE``: one statement
+        updating 1,000 rows costs ~2/3 of 1,000 executions of a one-row statement (each sets up
+        the six indexes and the totals trigger again)."""
+        rows = [
+            (i.id, i.model_dump_json(), int(i.archived), int(i.pinned), i.tokens, rank_key(i)) for i in items
+        ]
         with self.db.write_txn() as conn:
-            conn.executemany(
-                "UPDATE memory_items SET item = ?, archived = ?, pinned = ?, tokens = ?, rank = ? "
-                "WHERE session_id = ? AND id = ?",
-                [
-                    (
-                        i.model_dump_json(),
-                        int(i.archived),
-                        int(i.pinned),
-                        i.tokens,
-                        rank_key(i),
-                        session_id,
-                        i.id,
-                    )
-                    for i in items
-                ],
-            )
+            if len(rows) < UPDATE_BATCH:
+                conn.executemany(
+                    "UPDATE memory_items SET item = ?, archived = ?, pinned = ?, tokens = ?, rank = ? "
+                    "WHERE session_id = ? AND id = ?",
+                    [(*row[1:], session_id, row[0]) for row in rows],
+                )
+            else:
+                conn.execute(_CHANGES_TABLE)
+                # an id given twice: its last version, as the one-row statements would leave it
+                conn.executemany("INSERT OR REPLACE INTO temp.memory_changes VALUES (?, ?, ?, ?, ?, ?)", rows)
+                conn.execute(  # found by (session, id), so it costs the items changed, not the session
+                    "UPDATE memory_items SET (item, archived, pinned, tokens, rank) = "
+                    "(SELECT item, archived, pinned, tokens, rank FROM temp.memory_changes c "
+                    "WHERE c.id = memory_items.id) "
+                    "WHERE session_id = ? AND id IN (SELECT id FROM temp.memory_changes)",
+                    (session_id,),
+                )
+                conn.execute("DELETE FROM temp.memory_changes")
         if any(i.archived for i in items):  # their postings' flags: stale until settled
             self._settle_later()
 
