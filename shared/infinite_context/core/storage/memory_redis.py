@@ -53,6 +53,8 @@ from .touches import TouchBuffer, micros
 WATCH_ATTEMPTS = 20
 SCHEMA = "2"
 READ_CHUNK = 1000
+#: sessions whose key prefix is kept (one process serves a few)
+PREFIXES = 1000
 
 
 class RedisMemory:
@@ -62,6 +64,7 @@ class RedisMemory:
         self._guard = conn.guard
         self.touches = TouchBuffer(self._write_touches)
         self._checked: set[str] = set()
+        self._prefixes: dict[str, str] = {}
         self.scripts = Scripts(conn.client)
         #: per thread, read with a search or left by a put: (session, rows) for the next
         #: ``memory_get``, (session, usage) for the next ``memory_usage``, (session, stored
@@ -69,7 +72,15 @@ class RedisMemory:
         self._prefetched = threading.local()
 
     def _m(self, session_id: str, name: str) -> str:
-        return self.conn.key(session_id, f"mem:{name}")
+        """The key ``mem:<name>`` of a session. Its prefix is built once per session: a write of
+        many items names ~7 keys per item (a compaction archiving 1,000 items: 7,000 keys), and
+        escaping the session id into its hash tag each time was a fifth of that write's time."""
+        prefix = self._prefixes.get(session_id)
+        if prefix is None:
+            if len(self._prefixes) >= PREFIXES:
+                self._prefixes.clear()
+            prefix = self._prefixes[session_id] = self.conn.key(session_id, "mem:")
+        return prefix + name
 
     # ---- writes -------------------------------------------------------------------------------
     def _transaction(self, session_id: str, ids: list[str], queue: Any, with_terms: bool = True) -> None:
