@@ -112,31 +112,41 @@ def duplicates(items: list[MemoryItem], scores: dict[str, float]) -> Iterator[st
                 index[term] = [n]
     gone: set[int] = set()
     for this, size in enumerate(sizes):
-        if not size:
-            continue
-        low, high = DUPLICATE_OVERLAP * size, size / DUPLICATE_OVERLAP  # the size filter
-        mask, floor, seen, checks, hit = masks[this], least[this], {this}, 0, False
-        for term in prefixes[this]:
-            for other in index[term]:
-                if other < floor:  # a lower score
-                    break
-                if other in seen or other in gone:
-                    continue
-                seen.add(other)
-                checks += 1
-                theirs = sizes[other]
-                if low <= theirs <= high:
-                    shared = (mask & masks[other]).bit_count()
-                    if shared > DUPLICATE_OVERLAP * (size + theirs - shared):
-                        hit = True
-                        break
-                if checks >= MAX_CHECKS:
-                    break
-            if hit or checks >= MAX_CHECKS:
-                break
-        if hit:
+        if size and _has_copy(this, prefixes[this], least[this], gone, index, sizes, masks):
             gone.add(this)
             yield checked[this].id
+
+
+def _has_copy(
+    this: int,
+    prefix: list[int],
+    floor: int,
+    gone: set[int],
+    index: dict[int, list[int]],
+    sizes: list[int],
+    masks: list[int],
+) -> bool:
+    """Whether one of the first ``MAX_CHECKS`` items that share a prefix term with item ``this``,
+    score at least as high (number ``floor`` on) and are not gone, overlaps it (duplicates())."""
+    size, mask, overlap = sizes[this], masks[this], DUPLICATE_OVERLAP
+    low, high = overlap * size, size / overlap  # the size filter
+    seen, left = {this}, MAX_CHECKS
+    for term in prefix:
+        for other in index[term]:
+            if other < floor:  # a lower score
+                break
+            if other in seen or other in gone:
+                continue
+            seen.add(other)
+            theirs = sizes[other]
+            if low <= theirs <= high:
+                shared = (mask & masks[other]).bit_count()
+                if shared > overlap * (size + theirs - shared):
+                    return True
+            left -= 1
+            if not left:
+                return False
+    return False
 
 
 def plan(items: list[MemoryItem], target: int, count: Callable[[str], int], now: datetime) -> Plan:
@@ -168,10 +178,11 @@ def plan(items: list[MemoryItem], target: int, count: Callable[[str], int], now:
             result.changed[item_id] = item.model_copy(update={"archived": True})
             result.deduplicated.append(item_id)
 
+    copies = set(result.deduplicated)  # not a scan of the list per item
     for item in movable:  # phase 3
         if used <= target:
             break
-        if item.id in result.deduplicated:
+        if item.id in copies:
             continue
         current = result.changed.get(item.id, item)
         used -= current.tokens
