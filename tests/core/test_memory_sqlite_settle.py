@@ -313,7 +313,7 @@ def test_settling_gives_way_to_a_thread_waiting_for_the_connection(tmp_path: Pat
         finally:
             memory.db.waiting = 0
         stale = "SELECT COUNT(*) FROM memory_items WHERE postings_archived <> archived"
-        assert _raw(path, stale) == [(60 - memory_sqlite.SETTLE_CHUNK,)]  # one chunk, then it stopped
+        assert _raw(path, stale) == [(60 - memory_sqlite.FLAG_CHUNK,)]  # one chunk, then it stopped
         store.memory_settle()
         assert _raw(path, stale) == [(0,)]
 
@@ -324,7 +324,7 @@ def test_settling_stops_when_asked_between_batches(tmp_path: Path) -> None:
     path = tmp_path / "b.db"
     with _open(path) as store:
         store.memory_put("s", [_indexed(f"i{n}", f"shared item{n}") for n in range(100)])
-        items = store.memory_get("s", [f"i{n}" for n in range(60)])
+        items = store.memory_get("s", [f"i{n}" for n in range(80)])
         store.memory_update("s", [i.model_copy(update={"archived": True}) for i in items.values()])
         asked: list[int] = []
 
@@ -334,6 +334,6 @@ def test_settling_stops_when_asked_between_batches(tmp_path: Path) -> None:
 
         store.memory_settle(until)
         stale = "SELECT COUNT(*) FROM memory_items WHERE postings_archived <> archived"
-        assert _raw(path, stale) == [(60 - 2 * memory_sqlite.SETTLE_CHUNK,)]  # two batches, then it stopped
+        assert _raw(path, stale) == [(80 - 2 * memory_sqlite.FLAG_CHUNK,)]  # two batches, then it stopped
         store.memory_settle(lambda: False)
         assert _raw(path, stale) == [(0,)]

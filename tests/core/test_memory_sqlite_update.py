@@ -1,7 +1,8 @@
 """SQLite ``memory_update`` of many items (a compaction archiving hundreds) is one UPDATE through a
 temporary table: the items, the running totals, the postings' flags and every search come out
 exactly as item-by-item updates leave them, an id given twice keeps its last version, and the
-temporary table is reused and left empty."""
+temporary table is reused and left empty; their postings' flags are set later by one UPDATE per
+batch."""
 
 from __future__ import annotations
 
@@ -44,7 +45,9 @@ def _changes(store: Store) -> list[MemoryItem]:
     out = []
     for n, item in enumerate(found.values()):
         if n % 4 != 3:
-            out.append(item.model_copy(update={"archived": True, "promoted": n % 2 == 0, "tokens": 1 + n % 3}))
+            out.append(
+                item.model_copy(update={"archived": True, "promoted": n % 2 == 0, "tokens": 1 + n % 3})
+            )
     out.append(found["i000"].model_copy(update={"pinned": False, "importance": 9}))
     out.append(found["i004"].model_copy(update={"archived": False}))
     return out
@@ -111,3 +114,31 @@ def test_the_temporary_table_is_reused_and_left_empty(tmp_path: Path) -> None:
         assert [i for i, _ in store.memory_search("s", ["only50"], 5, True)] == ["i050"]
         db = next(p for p in vars(store).values() if isinstance(p, SQLiteMemory)).db
         assert db.rows("SELECT COUNT(*) FROM temp.memory_changes") == [(0,)]
+
+
+def test_flags_are_set_by_one_statement_per_batch(tmp_path: Path) -> None:
+    """The postings' archived flags of a batch of archived items: one UPDATE (was one per item),
+    every posting of those items flagged, none of the others."""
+    path = tmp_path / "b.db"
+    with _open(path) as store:
+        _fill(store, _items())
+        found = list(store.memory_get("s", [f"i{n:03d}" for n in range(ITEMS)]).values())
+        archived = {i.id for i in found[: memory_sqlite.FLAG_CHUNK]}
+        store.memory_update("s", [i.model_copy(update={"archived": True}) for i in found if i.id in archived])
+        db = next(p for p in vars(store).values() if isinstance(p, SQLiteMemory)).db
+        statements: list[str] = []
+        db.conn.set_trace_callback(statements.append)
+        store.memory_settle()
+        db.conn.set_trace_callback(None)
+        assert len({s for s in statements if s.startswith("UPDATE memory_postings SET archived")}) == 1
+        conn = sqlite3.connect(path)
+        try:
+            flags = conn.execute(
+                "SELECT m.session_id, m.id, MIN(p.archived), MAX(p.archived) FROM memory_postings p "
+                "JOIN memory_items m ON m.rid = p.rid GROUP BY m.rid"
+            ).fetchall()
+        finally:
+            conn.close()
+        for session_id, item_id, low, high in flags:
+            expected = int(session_id == "s" and item_id in archived)
+            assert (low, high) == (expected, expected), (session_id, item_id)
