@@ -139,6 +139,31 @@ def test_a_background_thread_settles_a_moment_after_a_write(
         assert _pending(path) == 0 and _flags(path, "i0") == {1}  # no read, no close: the thread did
 
 
+def test_the_background_thread_waits_while_the_process_keeps_working(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """While this process keeps writing or reading every item (a bulk store, a compaction scoring
+    what it read), the background thread leaves the flags for later; once it is quiet for
+    ``QUIET`` seconds they are set, with no read and no close."""
+    monkeypatch.setattr(memory_sqlite, "SETTLE_DELAY", 0.05)
+    monkeypatch.setattr(memory_sqlite, "QUIET", 0.5)
+    path = tmp_path / "b.db"
+    stale = "SELECT COUNT(*) FROM memory_items WHERE postings_archived <> archived"
+    with _open(path) as store:
+        store.memory_put("s", [_indexed(f"i{n}", f"alone{n}") for n in range(80)])  # postings written
+        items = store.memory_get("s", [f"i{n}" for n in range(40)])
+        store.memory_update("s", [i.model_copy(update={"archived": True}) for i in items.values()])
+        busy_until = time.monotonic() + 0.6  # the timer fires about ten times meanwhile
+        while time.monotonic() < busy_until:
+            store.memory_all("s")
+            time.sleep(0.03)
+        assert _raw(path, stale) == [(40,)]  # left alone while working
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and _raw(path, stale)[0][0]:
+            time.sleep(0.02)
+        assert _raw(path, stale) == [(0,)] and _flags(path, "i0") == {1}
+
+
 def test_a_process_killed_before_settling_loses_no_posting(tmp_path: Path) -> None:
     path = tmp_path / "b.db"
     script = textwrap.dedent(

@@ -22,6 +22,7 @@ import json
 import logging
 import sqlite3
 import threading
+import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -51,6 +52,11 @@ SETTLE_CHUNK = 16
 FLAG_CHUNK = 32
 #: seconds after a deferring write before a background thread settles (touches.py waits as long)
 SETTLE_DELAY = 1.0
+#: the background thread settles only once this process has not written (or read every item)
+#: for this many seconds: it gives way to work in progress (a bulk store, the scoring of a
+#: compaction between its read and its write), as the MCP server's idle settle gives way to a
+#: request; a busy process settles a second later, or at ``close``, and reads never wait for it
+QUIET = 0.25
 #: items whose postings are not written yet (partial index memory_items_pending)
 _PENDING = "pending_terms IS NOT NULL"
 #: items archived since their postings' flags were written (partial index memory_items_stale)
@@ -153,6 +159,8 @@ class SQLiteMemory:
         self._frequencies: dict[tuple[int, str], tuple[int, int]] = {}
         #: items this process stored without their postings since its last settle (an upper bound)
         self._unsettled = 0
+        #: when this process last wrote or read every item (``time.monotonic``): see ``QUIET``
+        self._last_use = 0.0
         self._index_ready()  # what a process that died before settling left (usually nothing)
 
     def document_frequency(self, sno: int, term: str, docs: int) -> int:
@@ -200,6 +208,7 @@ class SQLiteMemory:
         stored is lost or unseen by get/list/recall, and every read of the index writes them
         first. Once ``SETTLE_AT`` items wait (a bulk store, or stores with no pause), this
         transaction writes every posting itself. A replaced item keeps its rid."""
+        self._used()
         touched = self.touches.pending()  # written first, in this same transaction
         direct = self._unsettled + len(items) >= SETTLE_AT
         with self.db.write_txn() as conn:
@@ -283,12 +292,20 @@ class SQLiteMemory:
                 self._timer.daemon = True
                 self._timer.start()
 
+    def _used(self) -> None:
+        self._last_use = time.monotonic()
+
+    def _busy(self) -> bool:
+        return time.monotonic() - self._last_use < QUIET
+
     def _settle_in_background(self) -> None:
         with self._timer_lock:
             self._timer = None  # a write from now on schedules the next one
         try:
-            if not self.db.closed:
-                self.memory_settle()
+            if self._busy():  # work in progress goes first: try again later
+                self._settle_later()
+            elif not self.db.closed:
+                self.memory_settle(self._busy)
         except Exception:  # kept in the rows: the next settle (a read, close, the next open) redoes it
             if self.db.closed:  # the store closed meanwhile, and settled as it closed
                 return
@@ -360,6 +377,7 @@ class SQLiteMemory:
         hundreds) go through a temporary table and one ``UPDATE``: one statement
         updating 1,000 rows costs ~2/3 of 1,000 executions of a one-row statement (each sets up
         the six indexes and the totals trigger again)."""
+        self._used()
         rows = [
             (i.id, i.model_dump_json(), int(i.archived), int(i.pinned), i.tokens, rank_key(i)) for i in items
         ]
@@ -401,6 +419,7 @@ class SQLiteMemory:
         )
 
     def memory_delete(self, session_id: str, ids: list[str]) -> int:
+        self._used()
         self.touches.forget(session_id, ids)
         touched = self.touches.pending()
         deleted = 0
@@ -440,6 +459,7 @@ class SQLiteMemory:
         return found
 
     def memory_all(self, session_id: str, archived: bool | None = False) -> list[MemoryItem]:
+        self._used()  # a compaction reads every live item, scores them, then writes
         if archived is None:
             return list(self._items(session_id, f"{_ITEM} WHERE session_id = ?", (session_id,)))
         return list(
