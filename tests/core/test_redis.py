@@ -43,6 +43,34 @@ def test_keys_carry_a_hash_tag_per_session(redis_url: str, project_dir: Path) ->
     ]
 
 
+def test_memory_keys_of_each_session_stay_under_its_own_hash_tag(redis_url: str) -> None:
+    """Working-memory keys (their prefix is built once per session) for ids that need escaping
+    in a hash tag and for two sessions used in turn by one store: each session's keys under its
+    own tag, its items found there only, archiving (many keys per item) included."""
+    from infinite_context.core.memory.model import MemoryItem
+    from infinite_context.core.storage.parts import IndexedItem, IndexTerms
+    from infinite_context.core.storage.redis_conn import hash_tag
+
+    sessions = ["a{b}%c", "plain", ""]
+    with open_store(load_settings(store_url=redis_url, redis_prefix="team")) as store:
+        for _ in range(2):
+            for sid in sessions:
+                items = [MemoryItem(id=f"{sid}-{n}", content=f"word{n}", tokens=1) for n in range(3)]
+                store.memory_put(
+                    sid, [IndexedItem(i, IndexTerms((f"word{n}",), ())) for n, i in enumerate(items)]
+                )
+                store.memory_update(sid, [items[0].model_copy(update={"archived": True})])
+        for sid in sessions:
+            assert sorted(store.memory_get(sid, [f"{s}-{n}" for s in sessions for n in range(3)])) == [
+                f"{sid}-{n}" for n in range(3)
+            ]
+            assert store.memory_usage(sid) == (2, 2, 0, 1)
+    keys = [k.decode() for k in redis.Redis.from_url(redis_url).keys("team:{*}:mem:*")]
+    tags = {f"team:{{{hash_tag(sid)}}}:mem:" for sid in sessions}
+    assert keys and all(sum(k.startswith(t) for t in tags) == 1 for k in keys)
+    assert {t for t in tags if any(k.startswith(t) for k in keys)} == tags
+
+
 def test_password_never_shown_and_wrong_password_is_clear(tmp_path: Path) -> None:
     assert display_url("redis://bob:s3cret@h:6379/0") == "redis://bob:***@h:6379/0"
     server = RedisServer(free_port(), tmp_path / "auth", ["--requirepass", "right-pass"])
