@@ -1,11 +1,15 @@
 """The MCP server's warm-up (issue 19): a call that comes while it opens the brain sharing its
-work, and a failed warm-up leaving the first call its error. The real brain, store and settings
+work, a failed warm-up leaving the first call its error, and start-up without the garbage
+collector until the server is built and the read path warm. The real brain, store and settings
 throughout; the factory is only counted (and held, to make a call arrive while it is opening)."""
 
 from __future__ import annotations
 
+import gc
 import logging
 import threading
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -15,6 +19,7 @@ from infinite_context.core.config import load_settings
 from infinite_context.core.errors import ConfigError, StorageUnavailable
 from infinite_context.server.mcp import warm
 from infinite_context.server.mcp.holder import BrainHolder
+from infinite_context.server.mcp.startup_gc import StartupGc
 
 from ..redis_servers import free_port
 
@@ -37,12 +42,13 @@ class CountedOpen:
         return ProjectBrain.open(self.project_dir, settings)
 
 
+@pytest.mark.usefixtures("collector")
 def test_a_call_during_the_warm_up_waits_for_its_brain(project_dir: Path, store_url: str) -> None:
     opener = CountedOpen(project_dir, store_url)
     opener.hold.clear()
     holder = BrainHolder(opener)
     try:
-        warm.start(holder)
+        warm.start(holder).server_built()
         assert opener.entered.wait(10)  # the warm-up is opening the brain, held there
         got: list[ProjectBrain] = []
         call = threading.Thread(target=lambda: got.append(holder.get()))
@@ -91,3 +97,112 @@ def test_a_failed_warm_up_leaves_the_first_call_its_error(
     assert named in str(raised.value) and "Fix:" in str(raised.value)
     assert opener.calls == 2
     assert not (project_dir / ".claude_session_id").exists()
+
+
+def _wait_until(condition: Callable[[], bool], seconds: float = 10.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+    return True
+
+
+@pytest.fixture
+def collector() -> Iterator[None]:
+    """The warm-up pauses and freezes this process's collector: leave it as it was."""
+    assert gc.isenabled()
+    yield
+    gc.unfreeze()
+    gc.enable()
+
+
+@pytest.fixture
+def writes(monkeypatch: pytest.MonkeyPatch) -> threading.Event:
+    """Set once the write path has been warmed (the real one, then this flag); no delay before."""
+    done = threading.Event()
+    real = warm._warm_writes
+
+    def warm_writes(holder: BrainHolder) -> None:
+        real(holder)
+        done.set()
+
+    monkeypatch.setattr(warm, "_warm_writes", warm_writes)
+    monkeypatch.setattr(warm, "WRITE_PATH_DELAY", 0.0)
+    return done
+
+
+@pytest.mark.usefixtures("collector")
+def test_start_up_runs_without_the_collector_until_built_and_warm(
+    project_dir: Path, store_url: str, writes: threading.Event
+) -> None:
+    """The collector is off from ``start`` (before the SDK import) until both the server is
+    built and the read path is warm, then on again with start-up's objects frozen; the write
+    path waits for the server."""
+    opener = CountedOpen(project_dir, store_url)
+    opener.hold.clear()
+    holder = BrainHolder(opener)
+    frozen = gc.get_freeze_count()
+    try:
+        warmup = warm.start(holder)
+        assert not gc.isenabled()
+        assert opener.entered.wait(10)
+        opener.hold.set()
+        assert _wait_until(lambda: holder.ready)
+        assert not writes.wait(0.3)  # the read path is warm; the server is not built yet
+        assert not gc.isenabled()
+        warmup.server_built()
+        assert writes.wait(10)
+        assert gc.isenabled()
+        assert gc.get_freeze_count() > frozen
+    finally:
+        opener.hold.set()
+        holder.close()
+
+
+@pytest.mark.usefixtures("collector")
+def test_the_collector_waits_for_a_slow_read_path(project_dir: Path, store_url: str) -> None:
+    opener = CountedOpen(project_dir, store_url)
+    opener.hold.clear()
+    holder = BrainHolder(opener)
+    try:
+        warmup = warm.start(holder)
+        warmup.server_built()  # the server first: the brain is still opening
+        assert opener.entered.wait(10)
+        assert not gc.isenabled()
+        opener.hold.set()
+        assert _wait_until(gc.isenabled)
+    finally:
+        opener.hold.set()
+        holder.close()
+
+
+@pytest.mark.usefixtures("collector")
+def test_a_failed_warm_up_turns_the_collector_back_on(project_dir: Path, store_url: str) -> None:
+    holder = BrainHolder(CountedOpen(project_dir, store_url, resume_tokens="lots"))
+    warmup = warm.start(holder)
+    warmup.server_built()
+    warmup.thread.join(10)
+    assert not warmup.thread.is_alive()
+    assert gc.isenabled()
+    assert not holder.ready  # the first call reports the setting (above)
+
+
+@pytest.mark.usefixtures("collector")
+def test_a_collector_switched_off_by_the_host_stays_off() -> None:
+    gc.disable()
+    pause = StartupGc(parties=1)
+    assert not pause.paused
+    pause.done()
+    assert not gc.isenabled()
+    on = StartupGc(parties=1)  # (the fixture turned nothing on: still off)
+    on.done()
+    assert not gc.isenabled()
+    gc.enable()
+    twice = StartupGc(parties=2)
+    assert twice.paused and not gc.isenabled()
+    twice.done()
+    assert twice.paused
+    twice.done()
+    twice.done()  # an extra call (a `finally` after an error) changes nothing
+    assert gc.isenabled() and not twice.paused
