@@ -80,7 +80,8 @@ def test_the_mcp_server_is_built_without_rich() -> None:
     """The SDK's server constructor imports rich for a log handler that ``logging.basicConfig``
     drops when the root logger has one (ours, set up by the entry point first): ~10-15 ms of
     every start, for nothing (issue 19)."""
-    loaded = _loaded("from infinite_context.core.logs import setup_logging\nsetup_logging()\n" + _BUILD_SERVER)
+    our_logging = "from infinite_context.core.logs import setup_logging\nsetup_logging()\n"
+    loaded = _loaded(our_logging + _BUILD_SERVER)
     assert "rich" not in loaded
 
 
