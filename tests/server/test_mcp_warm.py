@@ -6,7 +6,10 @@ throughout; the factory is only counted (and held, to make a call arrive while i
 from __future__ import annotations
 
 import gc
+import json
 import logging
+import socket
+import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -21,6 +24,7 @@ from infinite_context.server.mcp import warm
 from infinite_context.server.mcp.holder import BrainHolder
 from infinite_context.server.mcp.startup_gc import StartupGc
 
+from ..conftest import PYTHON, cli_env
 from ..redis_servers import free_port
 
 
@@ -206,3 +210,80 @@ def test_a_collector_switched_off_by_the_host_stays_off() -> None:
     twice.done()
     twice.done()  # an extra call (a `finally` after an error) changes nothing
     assert gc.isenabled() and not twice.paused
+
+
+class SilentServer:
+    """A TCP port that accepts connections and never answers (a frozen Redis): records when the
+    first connection came and when its client gave up on it."""
+
+    def __init__(self) -> None:
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.port = self.sock.getsockname()[1]
+        self.accepted: float | None = None
+        self.given_up: float | None = None
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        conn, _ = self.sock.accept()
+        self.accepted = time.monotonic()
+        while conn.recv(65536):  # swallow the client's commands until it closes
+            pass
+        self.given_up = time.monotonic()
+        while True:  # later connections (the first call's) are held the same way
+            later, _ = self.sock.accept()
+            threading.Thread(target=self._hold, args=(later,), daemon=True).start()
+
+    @staticmethod
+    def _hold(conn: socket.socket) -> None:
+        while conn.recv(65536):
+            pass
+
+
+def test_initialize_does_not_wait_for_a_frozen_store(project_dir: Path) -> None:
+    """The warm-up opens the store beside start-up: a Redis that never answers holds the warm-up
+    thread (up to the client's 2 s timeout), not `initialize`; the first call names the store."""
+    silent = SilentServer()
+    init = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "t", "version": "0"},
+        },
+    }
+    server = subprocess.Popen(
+        [PYTHON, "-m", "infinite_context.server", "mcp"],
+        cwd=project_dir,
+        env=cli_env(f"redis://127.0.0.1:{silent.port}/0"),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
+    assert server.stdin is not None and server.stdout is not None
+    try:
+        server.stdin.write((json.dumps(init) + "\n").encode())
+        server.stdin.flush()
+        reply = json.loads(server.stdout.readline())
+        answered = time.monotonic()
+        assert "result" in reply, reply
+        # the warm-up had connected and was still waiting for the store when `initialize` was
+        # answered (or had not connected yet): either way `initialize` did not wait for it
+        assert silent.accepted is None or silent.given_up is None or silent.given_up > answered
+        call = {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": "recall", "arguments": {}},
+        }
+        server.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
+        server.stdin.write((json.dumps(call) + "\n").encode())
+        server.stdin.flush()
+        result = json.loads(server.stdout.readline())["result"]
+        assert result["isError"] is True
+        assert f"127.0.0.1:{silent.port}" in result["content"][0]["text"]
+        assert "did not answer" in result["content"][0]["text"]
+    finally:
+        server.kill()
+        server.wait()
