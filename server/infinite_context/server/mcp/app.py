@@ -1,8 +1,8 @@
 """The MCP stdio server: each tool parses its arguments and makes one ProjectBrain call.
 
 The brain (settings, the store, the working-memory code) opens in a background thread started
-once the SDK has loaded (``warm``): ``initialize`` is answered as fast as before, and a tool call
-finds the brain open (one that comes earlier waits for it in a worker thread).
+before the SDK loads (``warm``), done before ``initialize`` is answered, so a tool call finds the
+brain open (one that comes earlier waits for it in a worker thread).
 Core errors become tool errors (``is_error``) in ``_call``, the one place they are mapped (anything
 else as a short "internal error", its traceback only in the log). Messages the SDK cannot parse or
 that carry what no tool takes (lone surrogates, deep nesting, Infinity, 64-bit overflow) are
