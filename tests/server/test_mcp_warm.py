@@ -1,11 +1,18 @@
 """The MCP server's warm-up (issue 19): a call that comes while it opens the brain sharing its
-work, and a failed warm-up leaving the first call its error. The real brain, store and settings
+work, a failed warm-up leaving the first call its error, and start-up without the garbage
+collector until the server is built and the read path warm. The real brain, store and settings
 throughout; the factory is only counted (and held, to make a call arrive while it is opening)."""
 
 from __future__ import annotations
 
+import gc
+import json
 import logging
+import socket
+import subprocess
 import threading
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -15,7 +22,9 @@ from infinite_context.core.config import load_settings
 from infinite_context.core.errors import ConfigError, StorageUnavailable
 from infinite_context.server.mcp import warm
 from infinite_context.server.mcp.holder import BrainHolder
+from infinite_context.server.mcp.startup_gc import StartupGc
 
+from ..conftest import PYTHON, cli_env
 from ..redis_servers import free_port
 
 
@@ -37,12 +46,13 @@ class CountedOpen:
         return ProjectBrain.open(self.project_dir, settings)
 
 
+@pytest.mark.usefixtures("collector")
 def test_a_call_during_the_warm_up_waits_for_its_brain(project_dir: Path, store_url: str) -> None:
     opener = CountedOpen(project_dir, store_url)
     opener.hold.clear()
     holder = BrainHolder(opener)
     try:
-        warm.start(holder)
+        warm.start(holder).server_built()
         assert opener.entered.wait(10)  # the warm-up is opening the brain, held there
         got: list[ProjectBrain] = []
         call = threading.Thread(target=lambda: got.append(holder.get()))
@@ -91,3 +101,189 @@ def test_a_failed_warm_up_leaves_the_first_call_its_error(
     assert named in str(raised.value) and "Fix:" in str(raised.value)
     assert opener.calls == 2
     assert not (project_dir / ".claude_session_id").exists()
+
+
+def _wait_until(condition: Callable[[], bool], seconds: float = 10.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+    return True
+
+
+@pytest.fixture
+def collector() -> Iterator[None]:
+    """The warm-up pauses and freezes this process's collector: leave it as it was."""
+    assert gc.isenabled()
+    yield
+    gc.unfreeze()
+    gc.enable()
+
+
+@pytest.fixture
+def writes(monkeypatch: pytest.MonkeyPatch) -> threading.Event:
+    """Set once the write path has been warmed (the real one, then this flag); no delay before."""
+    done = threading.Event()
+    real = warm._warm_writes
+
+    def warm_writes(holder: BrainHolder) -> None:
+        real(holder)
+        done.set()
+
+    monkeypatch.setattr(warm, "_warm_writes", warm_writes)
+    monkeypatch.setattr(warm, "WRITE_PATH_DELAY", 0.0)
+    return done
+
+
+@pytest.mark.usefixtures("collector")
+def test_start_up_runs_without_the_collector_until_built_and_warm(
+    project_dir: Path, store_url: str, writes: threading.Event
+) -> None:
+    """The collector is off from ``start`` (before the SDK import) until both the server is
+    built and the read path is warm, then on again with start-up's objects frozen; the write
+    path waits for the server."""
+    opener = CountedOpen(project_dir, store_url)
+    opener.hold.clear()
+    holder = BrainHolder(opener)
+    frozen = gc.get_freeze_count()
+    try:
+        warmup = warm.start(holder)
+        assert not gc.isenabled()
+        assert opener.entered.wait(10)
+        opener.hold.set()
+        assert _wait_until(lambda: holder.ready)
+        assert not writes.wait(0.3)  # the read path is warm; the server is not built yet
+        assert not gc.isenabled()
+        warmup.server_built()
+        assert writes.wait(10)
+        assert gc.isenabled()
+        assert gc.get_freeze_count() > frozen
+    finally:
+        opener.hold.set()
+        holder.close()
+
+
+@pytest.mark.usefixtures("collector")
+def test_the_collector_waits_for_a_slow_read_path(project_dir: Path, store_url: str) -> None:
+    opener = CountedOpen(project_dir, store_url)
+    opener.hold.clear()
+    holder = BrainHolder(opener)
+    try:
+        warmup = warm.start(holder)
+        warmup.server_built()  # the server first: the brain is still opening
+        assert opener.entered.wait(10)
+        assert not gc.isenabled()
+        opener.hold.set()
+        assert _wait_until(gc.isenabled)
+    finally:
+        opener.hold.set()
+        holder.close()
+
+
+@pytest.mark.usefixtures("collector")
+def test_a_failed_warm_up_turns_the_collector_back_on(project_dir: Path, store_url: str) -> None:
+    holder = BrainHolder(CountedOpen(project_dir, store_url, resume_tokens="lots"))
+    warmup = warm.start(holder)
+    warmup.server_built()
+    warmup.thread.join(10)
+    assert not warmup.thread.is_alive()
+    assert gc.isenabled()
+    assert not holder.ready  # the first call reports the setting (above)
+
+
+@pytest.mark.usefixtures("collector")
+def test_a_collector_switched_off_by_the_host_stays_off() -> None:
+    gc.disable()
+    pause = StartupGc(parties=1)
+    assert not pause.paused
+    pause.done()
+    assert not gc.isenabled()
+    on = StartupGc(parties=1)  # (the fixture turned nothing on: still off)
+    on.done()
+    assert not gc.isenabled()
+    gc.enable()
+    twice = StartupGc(parties=2)
+    assert twice.paused and not gc.isenabled()
+    twice.done()
+    assert twice.paused
+    twice.done()
+    twice.done()  # an extra call (a `finally` after an error) changes nothing
+    assert gc.isenabled() and not twice.paused
+
+
+class SilentServer:
+    """A TCP port that accepts connections and never answers (a frozen Redis): records when the
+    first connection came and when its client gave up on it."""
+
+    def __init__(self) -> None:
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.port = self.sock.getsockname()[1]
+        self.accepted: float | None = None
+        self.given_up: float | None = None
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        conn, _ = self.sock.accept()
+        self.accepted = time.monotonic()
+        while conn.recv(65536):  # swallow the client's commands until it closes
+            pass
+        self.given_up = time.monotonic()
+        while True:  # later connections (the first call's) are held the same way
+            later, _ = self.sock.accept()
+            threading.Thread(target=self._hold, args=(later,), daemon=True).start()
+
+    @staticmethod
+    def _hold(conn: socket.socket) -> None:
+        while conn.recv(65536):
+            pass
+
+
+def test_initialize_does_not_wait_for_a_frozen_store(project_dir: Path) -> None:
+    """The warm-up opens the store beside start-up: a Redis that never answers holds the warm-up
+    thread (up to the client's 2 s timeout), not `initialize`; the first call names the store."""
+    silent = SilentServer()
+    init = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "t", "version": "0"},
+        },
+    }
+    server = subprocess.Popen(
+        [PYTHON, "-m", "infinite_context.server", "mcp"],
+        cwd=project_dir,
+        env=cli_env(f"redis://127.0.0.1:{silent.port}/0"),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
+    assert server.stdin is not None and server.stdout is not None
+    try:
+        server.stdin.write((json.dumps(init) + "\n").encode())
+        server.stdin.flush()
+        reply = json.loads(server.stdout.readline())
+        answered = time.monotonic()
+        assert "result" in reply, reply
+        # the warm-up had connected and was still waiting for the store when `initialize` was
+        # answered (or had not connected yet): either way `initialize` did not wait for it
+        assert silent.accepted is None or silent.given_up is None or silent.given_up > answered
+        call = {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": "recall", "arguments": {}},
+        }
+        server.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
+        server.stdin.write((json.dumps(call) + "\n").encode())
+        server.stdin.flush()
+        result = json.loads(server.stdout.readline())["result"]
+        assert result["isError"] is True
+        assert f"127.0.0.1:{silent.port}" in result["content"][0]["text"]
+        assert "did not answer" in result["content"][0]["text"]
+    finally:
+        server.kill()
+        server.wait()

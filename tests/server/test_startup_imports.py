@@ -67,3 +67,25 @@ def test_the_first_memory_call_loads_no_merge_rendering_or_redaction_code() -> N
         "infinite_context.core.redact_rules",
         "redis",
     }
+
+
+_BUILD_SERVER = (
+    "from infinite_context.server.mcp.app import build_server\n"
+    "from infinite_context.server.mcp.holder import BrainHolder\n"
+    "build_server(BrainHolder(lambda: None))\n"
+)
+
+
+def test_the_mcp_server_is_built_without_rich() -> None:
+    """The SDK's server constructor imports rich for a log handler that ``logging.basicConfig``
+    drops when the root logger has one (ours, set up by the entry point first): ~10-15 ms of
+    every start, for nothing (issue 19)."""
+    our_logging = "from infinite_context.core.logs import setup_logging\nsetup_logging()\n"
+    loaded = _loaded(our_logging + _BUILD_SERVER)
+    assert "rich" not in loaded
+
+
+def test_a_server_built_without_our_logging_keeps_the_sdks_handler() -> None:
+    probe = _BUILD_SERVER + "import logging\nprint(type(logging.getLogger().handlers[0]).__name__)"
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["RichHandler"]

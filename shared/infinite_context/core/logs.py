@@ -49,13 +49,15 @@ def level_from_env() -> str:
 def setup_logging(level: str = "INFO") -> None:
     """Route every logger to stderr as JSON lines; idempotent."""
     root = logging.getLogger()
-    for handler in list(root.handlers):
-        if getattr(handler, "_infinite_context", False):
-            root.removeHandler(handler)
+    previous = [h for h in root.handlers if getattr(h, "_infinite_context", False)]
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(JsonLineFormatter())
     handler._infinite_context = True  # type: ignore[attr-defined]
+    # Added before the old one goes: the root logger never has no handler, which another thread
+    # (the MCP warm-up loads settings while the server starts) could take for "unconfigured".
     root.addHandler(handler)
+    for old in previous:
+        root.removeHandler(old)
     root.setLevel(level.upper())
     # Libraries that are chatty at INFO (the MCP SDK logs every request) stay at WARNING unless
     # the user asked for DEBUG.

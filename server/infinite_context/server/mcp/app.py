@@ -1,8 +1,8 @@
 """The MCP stdio server: each tool parses its arguments and makes one ProjectBrain call.
 
 The brain (settings, the store, the working-memory code) opens in a background thread started
-once the SDK has loaded (``warm``): ``initialize`` is answered as fast as before, and a tool call
-finds the brain open (one that comes earlier waits for it in a worker thread).
+before the SDK loads (``warm``), done before ``initialize`` is answered, so a tool call finds the
+brain open (one that comes earlier waits for it in a worker thread).
 Core errors become tool errors (``is_error``) in ``_call``, the one place they are mapped (anything
 else as a short "internal error", its traceback only in the log). Messages the SDK cannot parse or
 that carry what no tool takes (lone surrogates, deep nesting, Infinity, 64-bit overflow) are
@@ -12,7 +12,8 @@ answered with a JSON-RPC error by ``guard.relay`` before the SDK sees them.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from functools import partial
 from importlib import resources
 from pathlib import Path
@@ -55,6 +56,8 @@ if TYPE_CHECKING:  # the brain (settings, store, mergers) loads on the first cal
     from infinite_context.core.brain import ProjectBrain
     from infinite_context.core.memory.working import WorkingMemory
 SERVER_NAME = "infinite-context"
+#: the function the SDK's server constructor configures logging with (``_sdk_logging_only_if_unset``)
+_SDK_LOGGING_STEP = "configure_logging"
 
 
 def _instructions() -> str:
@@ -111,6 +114,31 @@ class Server(MCPServer):
                 tg.cancel_scope.cancel()
 
 
+@contextmanager
+def _sdk_logging_only_if_unset() -> Iterator[None]:
+    """The SDK's server constructor configures logging: it imports rich, builds a rich handler
+    and hands it to ``logging.basicConfig``, which drops it when the root logger has a handler
+    already. Ours always has one by then (JSON lines on stderr, set up by the entry point), so
+    importing rich for nothing was ~10-15 ms of every start (issue 19). The SDK's function still
+    runs, unchanged, when no handler is set (a server built without our entry point)."""
+    from mcp.server.mcpserver import server as sdk
+
+    configure = getattr(sdk, _SDK_LOGGING_STEP, None)
+    if configure is None:  # an SDK without that step: nothing to spare
+        yield
+        return
+
+    def configure_if_unset(*args: Any, **kwargs: Any) -> None:
+        if not logging.getLogger().handlers:
+            configure(*args, **kwargs)
+
+    setattr(sdk, _SDK_LOGGING_STEP, configure_if_unset)
+    try:
+        yield
+    finally:
+        setattr(sdk, _SDK_LOGGING_STEP, configure)
+
+
 def _drop_idle_tracing(server: Any) -> None:
     """The SDK wraps every request in an OpenTelemetry span, a no-op until a tracer provider is
     installed (~10 µs a call of span and context work, issue 19). With none installed when
@@ -134,7 +162,8 @@ def _reply(summary: str, model: BaseModel | list[BaseModel]) -> CallToolResult:
 def build_server(holder: BrainHolder) -> MCPServer:
     """The server, its tools calling the brain that ``holder`` opens (the warm-up may be opening
     it already)."""
-    app = Server(SERVER_NAME, version=package_version(), instructions=_instructions())
+    with _sdk_logging_only_if_unset():
+        app = Server(SERVER_NAME, version=package_version(), instructions=_instructions())
     app.holder = holder
 
     def _call(fn: Callable[[ProjectBrain], T]) -> T:

@@ -1,19 +1,23 @@
-"""Open the brain in the background as the server starts serving (issue 19).
+"""Open the brain in the background while the server starts (issue 19).
 
 Opening the brain on the first tool call (core imports, settings, the store, the working-memory
-code) made that call wait ~70 ms. ``start`` runs it in a daemon thread begun once the MCP SDK has
-loaded, in the order a first *memory* call needs it: the imports of the code it runs (the brain
-with settings and the store's parts, working memory, the SQLite store: ~25 ms; the merge code,
-rendering and the redaction rules load on first use), settings, the store and the advisory lock,
-working memory's read path and the models its replies dump; then, 0.2 s later
-(``WRITE_PATH_DELAY``), what a first write or ``status`` needs (the redaction rules, the new-item
-model, the budget report).
+code) made that call wait ~70 ms. ``start`` runs it in a daemon thread begun before the MCP SDK
+loads, in the order a first *memory* call needs it: the imports of the code it runs (the brain
+with settings and the store's parts, working memory, the SQLite store; the merge code, rendering
+and the redaction rules load on first use), settings, the store and the advisory lock, working
+memory's read path and the models its replies dump. That is ~35 ms of CPU beside the SDK's
+~500 ms import, so it is done long before ``initialize`` is answered and the first call finds the
+brain open; waiting on the store (a slow or unreachable Redis) waits in this thread, never in
+``initialize``. Then, once the server is built (``Warmup.server_built``) and ``WRITE_PATH_DELAY``
+later, what a first write or ``status`` needs (the redaction rules, the new-item model, the budget
+report).
 
-Why after the SDK import: the thread shares the GIL with the main thread, so whatever it runs
-before ``initialize`` is answered delays that answer (Claude Code waits for it on every session
-start), and ``initialize`` wins over a tool call sent at once. All of the warm-up beside the SDK
-import made ``initialize`` 1.25x a bare server; the imports alone still 1.21x against 1.13x
-(measured side by side, issue 19). Started here it overlaps only the last of start-up.
+Why this fits in the cold-start budget (``initialize`` <= 1.15x a bare one-tool server): the
+thread shares the GIL, so every ms it runs before the reply delays the reply; started after the
+SDK import it overlapped only the end of start-up and the first call waited 30-170 ms for it,
+and run beside the import it made ``initialize`` 1.16-1.29x. Start-up now runs without the cyclic
+garbage collector (``startup_gc``: ~15% of the SDK import's CPU), which pays for the warm-up and
+more; collection resumes once the server is built and the read path is warm.
 
 A tool call that comes while it runs waits for it rather than doing the work twice:
 ``BrainHolder.get`` holds its lock while the brain opens, and a module this thread is importing
@@ -27,28 +31,62 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from .holder import BrainHolder
+    from .startup_gc import StartupGc
 
 log = logging.getLogger(__name__)
-#: seconds between the read path being warm and warming the write path (see ``warm``)
+#: seconds between the server being built and warming the write path (see ``warm``)
 WRITE_PATH_DELAY = 0.2
 
 
-def start(holder: BrainHolder) -> threading.Thread:
-    thread = threading.Thread(target=warm, args=(holder,), name="ic-warm", daemon=True)
-    thread.start()
-    return thread
+class Warmup:
+    """The warm-up thread, told by start-up when the server is built."""
+
+    def __init__(self, holder: BrainHolder, gc_pause: StartupGc) -> None:
+        self._built = threading.Event()
+        self._gc_pause = gc_pause
+        self.thread = threading.Thread(
+            target=warm, args=(holder, self._built, gc_pause.done), name="ic-warm", daemon=True
+        )
+
+    def server_built(self) -> None:
+        """The SDK is loaded and the tools registered: collection may resume (once the read path
+        is warm too), and the write path warms ``WRITE_PATH_DELAY`` from now."""
+        self._built.set()
+        self._gc_pause.done()
 
 
-def warm(holder: BrainHolder) -> None:
+def start(holder: BrainHolder) -> Warmup:
+    """Pause collection and start warming, before the SDK import; call ``server_built`` after."""
+    from .startup_gc import StartupGc
+
+    warmup = Warmup(holder, StartupGc(parties=2))  # the server built, the read path warm
+    warmup.thread.start()
+    return warmup
+
+
+def warm(
+    holder: BrainHolder,
+    built: threading.Event | None = None,
+    read_path_done: Callable[[], None] | None = None,
+) -> None:
+    """The warm-up, to the end: the read path, then (after ``built``, if given) the write path.
+    ``read_path_done`` is called once the read path is warm or failed."""
     from infinite_context.core.errors import InfiniteContextError
 
     try:
-        _preload()
-        _warm(holder)
+        try:
+            _preload()
+            _warm(holder)
+        finally:
+            if read_path_done is not None:
+                read_path_done()
+        if built is not None:
+            built.wait()
         # Not at once: run beside a call sent right after `initialize`, this CPU work took the GIL
         # from it at every store round trip (+8 ms on SQLite, +10 ms on Redis, side by side);
         # a client's first real call comes after a model reply, seconds later.
