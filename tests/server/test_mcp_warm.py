@@ -193,6 +193,42 @@ def test_a_failed_warm_up_turns_the_collector_back_on(project_dir: Path, store_u
 
 
 @pytest.mark.usefixtures("collector")
+def test_stopping_ends_the_warm_up_at_once(
+    project_dir: Path, store_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A server stopping while the warm-up waits to warm the write path: ``close`` cuts the wait
+    short and ``stop`` returns once the thread has ended, so no warm-up is left running (in
+    pydantic-core) while the interpreter finalizes; the write path is not warmed."""
+    monkeypatch.setattr(warm, "WRITE_PATH_DELAY", 30.0)
+    warmed = threading.Event()
+    monkeypatch.setattr(warm, "_warm_writes", lambda holder: warmed.set())
+    holder = BrainHolder(CountedOpen(project_dir, store_url))
+    warmup = warm.start(holder)
+    warmup.server_built()
+    assert _wait_until(gc.isenabled)  # the read path is warm: the thread waits for the write path
+    started = time.monotonic()
+    holder.close()
+    warmup.stop()
+    assert not warmup.thread.is_alive()
+    assert time.monotonic() - started < 5
+    assert not warmed.is_set()
+
+
+@pytest.mark.usefixtures("collector")
+def test_stopping_a_server_that_was_never_built_ends_the_warm_up(project_dir: Path, store_url: str) -> None:
+    opener = CountedOpen(project_dir, store_url)
+    holder = BrainHolder(opener)
+    warmup = warm.start(holder)  # the SDK import failed: ``server_built`` never comes
+    holder.close()  # before or after the warm-up opened the brain: either way it ends
+    warmup.stop()
+    assert not warmup.thread.is_alive()
+    # a stopped holder opens nothing again (a store and a session lock nobody would close)
+    with pytest.raises(StorageUnavailable, match="stopping"):
+        holder.get()
+    assert opener.calls <= 1
+
+
+@pytest.mark.usefixtures("collector")
 def test_a_collector_switched_off_by_the_host_stays_off() -> None:
     gc.disable()
     pause = StartupGc(parties=1)

@@ -116,6 +116,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
             app.run("stdio")
         finally:
             holder.close()
+            warmup.stop()
     return 0
 
 

@@ -35,11 +35,17 @@ class BrainHolder:
         self._pending = 0
         self._idle = threading.Condition(self._lock)
         self._closing = False
+        self._closed = threading.Event()
 
     @property
     def closing(self) -> bool:
         """The server is stopping: the store may close under work still running."""
         return self._closing
+
+    def wait_closing(self, seconds: float) -> bool:
+        """Wait up to ``seconds`` for ``close``; whether it was called (a pause in background
+        work that stopping cuts short)."""
+        return self._closed.wait(seconds)
 
     @property
     def ready(self) -> bool:
@@ -49,6 +55,10 @@ class BrainHolder:
     def get(self) -> ProjectBrain:
         with self._lock:
             if self._brain is None:
+                if self._closing:  # opening it again would leave a store (and lock) nobody closes
+                    from infinite_context.core.errors import StorageUnavailable
+
+                    raise StorageUnavailable("the MCP server is stopping", fix="start a new session")
                 from infinite_context.core.brain import default_owner
 
                 self._brain = self._factory()
@@ -120,6 +130,7 @@ class BrainHolder:
                 raise
 
     def close(self, wait: float = LATER_WAIT_SECONDS) -> None:
+        self._closed.set()
         with self._lock:
             self._closing = True
             if self._pending:

@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -41,6 +40,9 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 #: seconds between the server being built and warming the write path (see ``warm``)
 WRITE_PATH_DELAY = 0.2
+#: how long stopping waits for the warm-up to end (``Warmup.stop``): it notices ``close`` at once
+#: unless it is opening the store (a Redis that does not answer holds it to its timeout)
+STOP_WAIT = 1.0
 
 
 class Warmup:
@@ -58,6 +60,14 @@ class Warmup:
         is warm too), and the write path warms ``WRITE_PATH_DELAY`` from now."""
         self._built.set()
         self._gc_pause.done()
+
+    def stop(self) -> None:
+        """After ``BrainHolder.close``: wait (``STOP_WAIT`` at most) for the thread to end. A
+        daemon thread still in pydantic-core when the interpreter finalizes made the process
+        print a Rust panic on its way out (pyo3: "The Python interpreter is not initialized"),
+        seen when a client left while the warm-up ran."""
+        self._built.set()  # (a server that failed to build never set it)
+        self.thread.join(STOP_WAIT)
 
 
 def start(holder: BrainHolder) -> Warmup:
@@ -90,8 +100,7 @@ def warm(
         # Not at once: run beside a call sent right after `initialize`, this CPU work took the GIL
         # from it at every store round trip (+8 ms on SQLite, +10 ms on Redis, side by side);
         # a client's first real call comes after a model reply, seconds later.
-        time.sleep(WRITE_PATH_DELAY)
-        if not holder.closing:  # (``get`` would open the brain again)
+        if not holder.wait_closing(WRITE_PATH_DELAY):  # (``get`` would open the brain again)
             _warm_writes(holder)
     except Exception as exc:
         if holder.closing:  # the server stopped (its client left) and closed the store under it
