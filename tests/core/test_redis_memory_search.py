@@ -346,3 +346,30 @@ def test_settle_writes_the_touches_queries_left_for_other_processes(redis_server
         assert other.memory_get(wm.session_id, ["s1"])["s1"].access_count == 0  # still buffered
         store.memory.memory_settle()  # type: ignore[attr-defined]
         assert other.memory_get(wm.session_id, ["s1"])["s1"].access_count == 1
+
+
+@pytest.mark.parametrize("session", ["plain", "odd{tag}%25id", ""])
+def test_put_and_search_keys_are_the_session_keys_for_any_session_id(
+    redis_server: RedisServer, session: str
+) -> None:
+    """PUT and the search scripts name their keys as prefix + name (no per-key formatting): the
+    same keys ``RedisMemory._m`` gives, also for a session id that must be escaped in the hash
+    tag, and a store and a query under such an id find each other."""
+    from functools import partial
+
+    from infinite_context.core.storage.memory_redis import RedisMemory
+    from infinite_context.core.storage.memory_redis_put import CONTENT_TYPES, NAMED, PutCall
+    from infinite_context.core.storage.memory_redis_search import Postings
+
+    with open_store(load_settings(store_url=redis_server.url)) as store:
+        redis_memory = store.memory
+        assert isinstance(redis_memory, RedisMemory)
+        item = MemoryItem(id="k1", content="escaped hashTag keys", tags=["keys"])
+        call = PutCall(partial(redis_memory._m, session), indexed([item]), "3", frozenset())
+        names = [*NAMED, *(f"recent:{t}" for t in CONTENT_TYPES), *(f"t:{t}" for t in call.terms)]
+        assert call.keys() == [redis_memory._m(session, n) for n in names]
+        assert Postings(redis_memory, session, False)._key("t:keys") == redis_memory._m(session, "t:keys")
+        wm = WorkingMemory(store, session, load_settings(store_url=redis_server.url))
+        if session:  # "" is the project without a brain yet: reads find nothing there
+            wm.store_item(content="escaped hashTag keys on redis")
+            assert [h.item.content for h in wm.query("hashtag")] == ["escaped hashTag keys on redis"]

@@ -173,8 +173,8 @@ class PutCall:
     """The keys and arguments of one PUT call for ``items`` (terms counted once, here)."""
 
     def __init__(self, key: Any, items: list[IndexedItem], schema: str, drop: frozenset[str]) -> None:
-        self._key = key
-        self.prefix = key("")
+        #: ``key(name)`` is this prefix and the name (``ic:{<sid>}:mem:``)
+        self.prefix: str = key("")
         self.schema = schema
         self.drop = sorted(drop)
         self.items = items
@@ -208,9 +208,12 @@ class PutCall:
         self.terms.update(dict.fromkeys(terms))
 
     def keys(self) -> list[str]:
-        named = [self._key(n) for n in NAMED]
-        recent = [self._key(f"recent:{t}") for t in CONTENT_TYPES]
-        return [*named, *recent, *(self._key(f"t:{t}") for t in self.terms), *self.drop]
+        """Every key is the prefix and its name, as the script builds them (``key(name)`` for ~50
+        names, a store's posting lists, cost ~25 µs a store)."""
+        prefix = self.prefix
+        named = [prefix + n for n in NAMED]
+        recent = [f"{prefix}recent:{t}" for t in CONTENT_TYPES]
+        return [*named, *recent, *(f"{prefix}t:{t}" for t in self.terms), *self.drop]
 
     def args(self) -> list[Any]:
         return [self.prefix, self.schema, len(self.drop), len(self.items), *self.item_args]
