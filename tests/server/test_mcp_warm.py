@@ -91,3 +91,25 @@ def test_a_failed_warm_up_leaves_the_first_call_its_error(
     assert named in str(raised.value) and "Fix:" in str(raised.value)
     assert opener.calls == 2
     assert not (project_dir / ".claude_session_id").exists()
+
+
+def test_the_warm_up_leaves_start_up_objects_out_of_full_collections(
+    project_dir: Path, store_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Once warm, what start-up made (SDK, pydantic schemas, the brain) is frozen: the collector's
+    full passes walk only what the server made since (they walked ~100k objects, 60-120 ms)."""
+    import gc
+
+    monkeypatch.setattr(warm, "WRITE_PATH_DELAY", 0.0)
+    holder = BrainHolder(CountedOpen(project_dir, store_url))
+    gc.unfreeze()
+    try:
+        warm.warm(holder)  # as the thread runs it, here to the end
+        assert holder.ready
+        assert gc.get_freeze_count() > 1000
+        brain = holder.get()  # and everything still works
+        item, _ = brain.memory().store_item(content="frozen start-up, fresh items")
+        assert [h.item.id for h in brain.memory().query("fresh items")] == [item.id]
+    finally:
+        gc.unfreeze()  # the rest of the test session collects as before
+        holder.close()
