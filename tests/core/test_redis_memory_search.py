@@ -320,12 +320,12 @@ def test_rows_read_with_the_statistics_serve_the_next_get_once_and_never_after_a
         assert store.memory_get(sid, ["z0"])["z0"].importance == 9  # a write drops them
         store.memory_search(sid, ["zebraword"], 30, False)
         assert store.memory_get("another-session", ["z0"]) == {}  # another session: read anew
-        store.memory_put(sid, indexed([MemoryItem(id="z3", content="zebraword pinned", pinned=True)]))
+        left = store.memory_put(sid, indexed([MemoryItem(id="z3", content="zebraword pinned", pinned=True)]))
         usage: list[tuple[int, int, int, int]] = []
-        left = [trips.during(lambda: usage.append(store.memory_usage(sid))) for _ in range(2)]
-        assert left == [0, 1]  # the usage the put left, once; then read
+        reads = [trips.during(lambda: usage.append(store.memory_usage(sid))) for _ in range(2)]
+        assert reads == [1, 1]  # the put returned what it read; nothing is kept for later reads
         tokens = sum(i.tokens for i in store.memory_get(sid, ["z0", "z1", "z2", "z3"]).values())
-        assert usage[0] == usage[1] == (tokens, 4, 1, 0)
+        assert left is not None and left.usage == usage[0] == usage[1] == (tokens, 4, 1, 0)
         elsewhere = threading.Thread(target=lambda: store.memory_search(sid, ["zebraword"], 30, False))
         elsewhere.start()
         elsewhere.join()

@@ -31,7 +31,7 @@ from ..params import (
     check_model,
     validated,
 )
-from ..storage.parts import IndexedItem, IndexTerms
+from ..storage.parts import IndexedItem, IndexTerms, PutOutcome
 from ..text import terms
 from ..tokens import count_tokens
 from . import compaction
@@ -94,7 +94,10 @@ class WorkingMemory:
 
     # ---- configuration ------------------------------------------------------------------------
     def config(self) -> MemoryConfig:
-        stored = self.store.memory_config(self.session_id)
+        return self._config(self.store.memory_config(self.session_id))
+
+    def _config(self, stored: dict[str, Any] | None) -> MemoryConfig:
+        """The configuration from what the store holds (``memory_config``), else the settings."""
         if stored and stored.get("source") == "configure":
             try:
                 return MemoryConfig.model_validate(stored)
@@ -166,8 +169,8 @@ class WorkingMemory:
 
     def store_item(self, **fields: Any) -> tuple[MemoryItem, CompactionReport | None]:
         item = self._new_item(fields)
-        self.store.memory_put(self._writing(), indexed([item]))
-        return item, self._auto_compact()
+        left = self.store.memory_put(self._writing(), indexed([item]))
+        return item, self._auto_compact(left)
 
     def bulk_store(
         self, items: Any, replace: bool = False
@@ -184,8 +187,8 @@ class WorkingMemory:
                 raise InvalidInput(f"items[{n}]", "is not an object", fix='each item is {"content": "..."}')
             built.append(self._new_item(raw, f"items[{n}]."))
         self._check_new_ids(built, replace)
-        self.store.memory_put(self._writing(), indexed(built))  # all or nothing
-        return built, self._auto_compact()
+        left = self.store.memory_put(self._writing(), indexed(built))  # all or nothing
+        return built, self._auto_compact(left)
 
     def _check_new_ids(self, built: list[MemoryItem], replace: bool) -> None:
         seen: dict[str, int] = {}
@@ -344,11 +347,13 @@ class WorkingMemory:
         return len(built)
 
     # ---- compaction ---------------------------------------------------------------------------
-    def _auto_compact(self) -> CompactionReport | None:
-        config = self.config()
+    def _auto_compact(self, left: PutOutcome | None = None) -> CompactionReport | None:
+        """Compact when usage reached the threshold; ``left``: the configuration and usage a put
+        just read with its write (no read then)."""
+        config = self._config(left.config) if left is not None else self.config()
         if not config.auto_compact:
             return None
-        used = self.store.memory_usage(self.session_id)[0]
+        used = left.usage[0] if left is not None else self.store.memory_usage(self.session_id)[0]
         if used < config.threshold * config.budget:
             return None
         return self.compact()  # down to the configured target

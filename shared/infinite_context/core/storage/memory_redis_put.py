@@ -24,7 +24,7 @@ from typing import Any
 import orjson
 
 from ..memory.model import rank_key
-from .parts import IndexedItem
+from .parts import IndexedItem, Usage
 from .touches import micros
 
 #: content types: their ``recent:<type>`` keys are always declared (an item may change type)
@@ -217,9 +217,6 @@ class PutCall:
 
     def args(self) -> list[Any]:
         return [self.prefix, self.schema, len(self.drop), len(self.items), *self.item_args]
-
-
-Usage = tuple[int, int, int, int]
 
 
 @dataclass(frozen=True)
