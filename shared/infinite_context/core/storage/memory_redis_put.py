@@ -51,7 +51,8 @@ NAMED = (
 #: type, dl, number of terms, then per term: term, body count, tag count. Reply: JSON
 #: ``{"missing": [terms]}`` (nothing written) or ``{"seq": last seq, "usage": [used tokens,
 #: live, pinned, archived], "config": the memory's configuration or false}`` (``memory_usage``
-#: and ``memory_config`` as the write left them: a store's auto-compaction check reads both next).
+#: and ``memory_config`` as the write left them: ``memory_put`` returns them, a ``PutOutcome``,
+#: for the store's auto-compaction check).
 PUT = """
 local prefix, declared = ARGV[1], {}
 for i = 1, #KEYS do declared[KEYS[i]] = true end
