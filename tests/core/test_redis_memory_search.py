@@ -373,3 +373,25 @@ def test_put_and_search_keys_are_the_session_keys_for_any_session_id(
         if session:  # "" is the project without a brain yet: reads find nothing there
             wm.store_item(content="escaped hashTag keys on redis")
             assert [h.item.content for h in wm.query("hashtag")] == ["escaped hashTag keys on redis"]
+
+
+def test_recall_reads_the_configuration_and_usage_once(
+    redis_server: RedisServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``recall`` reads the configuration and the usage once, for its auto-compaction check and
+    its budget (it read both twice: two round trips more); after a compaction it reads the usage
+    again, so the budget shown is the one compaction left."""
+    from infinite_context.core.memory.ranking import top_by_retention
+
+    trips = CountingTrips(monkeypatch)
+    with open_store(load_settings(store_url=redis_server.url)) as store:
+        wm = WorkingMemory(store, f"recall-{uuid.uuid4().hex[:6]}", load_settings(store_url=redis_server.url))
+        wm.bulk_store(items(40))
+        wm.recall(10)  # scripts loaded
+        ranked = trips.during(lambda: top_by_retention(store, wm.session_id, 10, utcnow()))
+        assert trips.during(lambda: wm.recall(10)) == ranked + 2
+        wm.configure(budget=1000, threshold=0.3)  # ~390 tokens: over it, recall compacts
+        result = wm.recall(10)
+        assert result.compaction is not None
+        assert result.budget.used == store.memory_usage(wm.session_id)[0] <= 300
+        assert result.budget.budget == 1000

@@ -31,7 +31,7 @@ from ..params import (
     check_model,
     validated,
 )
-from ..storage.parts import IndexedItem, IndexTerms, PutOutcome
+from ..storage.parts import IndexedItem, IndexTerms, PutOutcome, Usage
 from ..text import terms
 from ..tokens import count_tokens
 from . import compaction
@@ -134,8 +134,11 @@ class WorkingMemory:
         return config
 
     def budget_status(self) -> BudgetStatus:
-        config = self.config()
-        used, live, pinned, archived = self.store.memory_usage(self.session_id)
+        return self._budget(self.config(), self.store.memory_usage(self.session_id))
+
+    @staticmethod
+    def _budget(config: MemoryConfig, usage: Usage) -> BudgetStatus:
+        used, live, pinned, archived = usage
         return BudgetStatus(
             budget=config.budget,
             used=used,
@@ -314,9 +317,14 @@ class WorkingMemory:
     @validated
     def recall(self, limit: SearchLimit = 10) -> RecallResult:
         """Budget status and the items most worth keeping in mind (pinned first)."""
-        report = self._auto_compact()
+        # the configuration and usage are read once, for the auto-compaction check and the budget
+        # (each a Redis round trip; usage read again only when a compaction changed it)
+        config, usage = self.config(), self.store.memory_usage(self.session_id)
+        report = self._auto_compact(PutOutcome(usage, None), config)
+        if report is not None:
+            usage = self.store.memory_usage(self.session_id)
         items = top_by_retention(self.store, self.session_id, limit, utcnow())  # indexed, not a scan
-        return RecallResult(budget=self.budget_status(), items=items, compaction=report)
+        return RecallResult(budget=self._budget(config, usage), items=items, compaction=report)
 
     @validated
     def list_items(
@@ -347,10 +355,13 @@ class WorkingMemory:
         return len(built)
 
     # ---- compaction ---------------------------------------------------------------------------
-    def _auto_compact(self, left: PutOutcome | None = None) -> CompactionReport | None:
+    def _auto_compact(
+        self, left: PutOutcome | None = None, config: MemoryConfig | None = None
+    ) -> CompactionReport | None:
         """Compact when usage reached the threshold; ``left``: the configuration and usage a put
-        just read with its write (no read then)."""
-        config = self._config(left.config) if left is not None else self.config()
+        just read with its write (or the usage ``recall`` read, with ``config``): no read then."""
+        if config is None:
+            config = self._config(left.config) if left is not None else self.config()
         if not config.auto_compact:
             return None
         used = left.usage[0] if left is not None else self.store.memory_usage(self.session_id)[0]
