@@ -296,3 +296,42 @@ def test_redis_schema_1_session_is_converted_keeping_every_item(redis_server: Re
         assert wm.recall(1).items[0].id == old[2].id
         assert client.get(key + "schema") == b"2" and client.type(key + "t:deploy") == b"zset"
         assert json.loads(client.hget(key + "terms", old[0].id) or b"{}")["deploy"] == [1, 1]
+
+
+def test_what_a_put_read_never_answers_a_later_read(backend: Backend) -> None:
+    """A store's auto-compaction check uses the usage and configuration its put read with the
+    write, and nothing later does: another process's items and configuration are seen by the next
+    read here (on Redis a put's reading was kept for the next read and went stale: 1 item shown
+    of 6, an old budget after ``update``)."""
+    here, there = backend.open(), backend.open()
+    settings = load_settings(store_url=backend.url, memory_auto_compact=False)
+    mine = WorkingMemory(here, f"left-{uuid.uuid4().hex[:6]}", settings)
+    other = WorkingMemory(there, mine.session_id, settings)  # another process, the same project
+    first, _ = mine.store_item(content="one note here")
+    for n in range(5):
+        other.store_item(content=f"note {n} from another process")
+    assert mine.budget_status().items == 6
+    mine.update(first.id, importance=3)
+    other.configure(budget=5000)
+    assert mine.budget_status().budget == 5000
+
+
+def test_a_sqlite_store_reads_nothing_after_its_transaction(tmp_path: Path) -> None:
+    """What auto-compaction checks (usage, the stored configuration) comes from the store's own
+    transaction: no statement after its COMMIT (it read both after, two more statements)."""
+    store = open_store(load_settings(store_url=f"sqlite:///{tmp_path / 'brain.db'}"))
+    try:
+        wm = WorkingMemory(store, "one-transaction", load_settings())  # auto-compact on (default)
+        wm.store_item(content="the first note")
+        statements: list[str] = []
+        db = next(p for p in vars(store).values() if isinstance(p, SQLiteMemory)).db
+        db.conn.set_trace_callback(statements.append)
+        _, report = wm.store_item(content="the deploy needs a new token")
+        db.conn.set_trace_callback(None)
+        assert report is None
+        assert statements[0] == "BEGIN IMMEDIATE" and statements[-1] == "COMMIT", statements
+        wm.configure(budget=1000, threshold=0.5)  # the configuration as stored counts at once
+        _, report = wm.store_item(content="a longer note " + "words " * 600)
+        assert report is not None and report.target_tokens == int(0.45 * 1000)
+    finally:
+        store.close()

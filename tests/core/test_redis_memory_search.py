@@ -320,12 +320,12 @@ def test_rows_read_with_the_statistics_serve_the_next_get_once_and_never_after_a
         assert store.memory_get(sid, ["z0"])["z0"].importance == 9  # a write drops them
         store.memory_search(sid, ["zebraword"], 30, False)
         assert store.memory_get("another-session", ["z0"]) == {}  # another session: read anew
-        store.memory_put(sid, indexed([MemoryItem(id="z3", content="zebraword pinned", pinned=True)]))
+        left = store.memory_put(sid, indexed([MemoryItem(id="z3", content="zebraword pinned", pinned=True)]))
         usage: list[tuple[int, int, int, int]] = []
-        left = [trips.during(lambda: usage.append(store.memory_usage(sid))) for _ in range(2)]
-        assert left == [0, 1]  # the usage the put left, once; then read
+        reads = [trips.during(lambda: usage.append(store.memory_usage(sid))) for _ in range(2)]
+        assert reads == [1, 1]  # the put returned what it read; nothing is kept for later reads
         tokens = sum(i.tokens for i in store.memory_get(sid, ["z0", "z1", "z2", "z3"]).values())
-        assert usage[0] == usage[1] == (tokens, 4, 1, 0)
+        assert left is not None and left.usage == usage[0] == usage[1] == (tokens, 4, 1, 0)
         elsewhere = threading.Thread(target=lambda: store.memory_search(sid, ["zebraword"], 30, False))
         elsewhere.start()
         elsewhere.join()
@@ -346,3 +346,52 @@ def test_settle_writes_the_touches_queries_left_for_other_processes(redis_server
         assert other.memory_get(wm.session_id, ["s1"])["s1"].access_count == 0  # still buffered
         store.memory.memory_settle()  # type: ignore[attr-defined]
         assert other.memory_get(wm.session_id, ["s1"])["s1"].access_count == 1
+
+
+@pytest.mark.parametrize("session", ["plain", "odd{tag}%25id", ""])
+def test_put_and_search_keys_are_the_session_keys_for_any_session_id(
+    redis_server: RedisServer, session: str
+) -> None:
+    """PUT and the search scripts name their keys as prefix + name (no per-key formatting): the
+    same keys ``RedisMemory._m`` gives, also for a session id that must be escaped in the hash
+    tag, and a store and a query under such an id find each other."""
+    from functools import partial
+
+    from infinite_context.core.storage.memory_redis import RedisMemory
+    from infinite_context.core.storage.memory_redis_put import CONTENT_TYPES, NAMED, PutCall
+    from infinite_context.core.storage.memory_redis_search import Postings
+
+    with open_store(load_settings(store_url=redis_server.url)) as store:
+        redis_memory = store.memory
+        assert isinstance(redis_memory, RedisMemory)
+        item = MemoryItem(id="k1", content="escaped hashTag keys", tags=["keys"])
+        call = PutCall(partial(redis_memory._m, session), indexed([item]), "3", frozenset())
+        names = [*NAMED, *(f"recent:{t}" for t in CONTENT_TYPES), *(f"t:{t}" for t in call.terms)]
+        assert call.keys() == [redis_memory._m(session, n) for n in names]
+        assert Postings(redis_memory, session, False)._key("t:keys") == redis_memory._m(session, "t:keys")
+        wm = WorkingMemory(store, session, load_settings(store_url=redis_server.url))
+        if session:  # "" is the project without a brain yet: reads find nothing there
+            wm.store_item(content="escaped hashTag keys on redis")
+            assert [h.item.content for h in wm.query("hashtag")] == ["escaped hashTag keys on redis"]
+
+
+def test_recall_reads_the_configuration_and_usage_once(
+    redis_server: RedisServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``recall`` reads the configuration and the usage once, for its auto-compaction check and
+    its budget (it read both twice: two round trips more); after a compaction it reads the usage
+    again, so the budget shown is the one compaction left."""
+    from infinite_context.core.memory.ranking import top_by_retention
+
+    trips = CountingTrips(monkeypatch)
+    with open_store(load_settings(store_url=redis_server.url)) as store:
+        wm = WorkingMemory(store, f"recall-{uuid.uuid4().hex[:6]}", load_settings(store_url=redis_server.url))
+        wm.bulk_store(items(40))
+        wm.recall(10)  # scripts loaded
+        ranked = trips.during(lambda: top_by_retention(store, wm.session_id, 10, utcnow()))
+        assert trips.during(lambda: wm.recall(10)) == ranked + 2
+        wm.configure(budget=1000, threshold=0.3)  # ~390 tokens: over it, recall compacts
+        result = wm.recall(10)
+        assert result.compaction is not None
+        assert result.budget.used == store.memory_usage(wm.session_id)[0] <= 300
+        assert result.budget.budget == 1000

@@ -31,7 +31,7 @@ from ..params import (
     check_model,
     validated,
 )
-from ..storage.parts import IndexedItem, IndexTerms
+from ..storage.parts import IndexedItem, IndexTerms, PutOutcome, Usage
 from ..text import terms
 from ..tokens import count_tokens
 from . import compaction
@@ -94,7 +94,10 @@ class WorkingMemory:
 
     # ---- configuration ------------------------------------------------------------------------
     def config(self) -> MemoryConfig:
-        stored = self.store.memory_config(self.session_id)
+        return self._config(self.store.memory_config(self.session_id))
+
+    def _config(self, stored: dict[str, Any] | None) -> MemoryConfig:
+        """The configuration from what the store holds (``memory_config``), else the settings."""
         if stored and stored.get("source") == "configure":
             try:
                 return MemoryConfig.model_validate(stored)
@@ -131,8 +134,11 @@ class WorkingMemory:
         return config
 
     def budget_status(self) -> BudgetStatus:
-        config = self.config()
-        used, live, pinned, archived = self.store.memory_usage(self.session_id)
+        return self._budget(self.config(), self.store.memory_usage(self.session_id))
+
+    @staticmethod
+    def _budget(config: MemoryConfig, usage: Usage) -> BudgetStatus:
+        used, live, pinned, archived = usage
         return BudgetStatus(
             budget=config.budget,
             used=used,
@@ -166,8 +172,8 @@ class WorkingMemory:
 
     def store_item(self, **fields: Any) -> tuple[MemoryItem, CompactionReport | None]:
         item = self._new_item(fields)
-        self.store.memory_put(self._writing(), indexed([item]))
-        return item, self._auto_compact()
+        left = self.store.memory_put(self._writing(), indexed([item]))
+        return item, self._auto_compact(left)
 
     def bulk_store(
         self, items: Any, replace: bool = False
@@ -184,8 +190,8 @@ class WorkingMemory:
                 raise InvalidInput(f"items[{n}]", "is not an object", fix='each item is {"content": "..."}')
             built.append(self._new_item(raw, f"items[{n}]."))
         self._check_new_ids(built, replace)
-        self.store.memory_put(self._writing(), indexed(built))  # all or nothing
-        return built, self._auto_compact()
+        left = self.store.memory_put(self._writing(), indexed(built))  # all or nothing
+        return built, self._auto_compact(left)
 
     def _check_new_ids(self, built: list[MemoryItem], replace: bool) -> None:
         seen: dict[str, int] = {}
@@ -311,9 +317,14 @@ class WorkingMemory:
     @validated
     def recall(self, limit: SearchLimit = 10) -> RecallResult:
         """Budget status and the items most worth keeping in mind (pinned first)."""
-        report = self._auto_compact()
+        # the configuration and usage are read once, for the auto-compaction check and the budget
+        # (each a Redis round trip; usage read again only when a compaction changed it)
+        config, usage = self.config(), self.store.memory_usage(self.session_id)
+        report = self._auto_compact(PutOutcome(usage, None), config)
+        if report is not None:
+            usage = self.store.memory_usage(self.session_id)
         items = top_by_retention(self.store, self.session_id, limit, utcnow())  # indexed, not a scan
-        return RecallResult(budget=self.budget_status(), items=items, compaction=report)
+        return RecallResult(budget=self._budget(config, usage), items=items, compaction=report)
 
     @validated
     def list_items(
@@ -344,11 +355,16 @@ class WorkingMemory:
         return len(built)
 
     # ---- compaction ---------------------------------------------------------------------------
-    def _auto_compact(self) -> CompactionReport | None:
-        config = self.config()
+    def _auto_compact(
+        self, left: PutOutcome | None = None, config: MemoryConfig | None = None
+    ) -> CompactionReport | None:
+        """Compact when usage reached the threshold; ``left``: the configuration and usage a put
+        just read with its write (or the usage ``recall`` read, with ``config``): no read then."""
+        if config is None:
+            config = self._config(left.config) if left is not None else self.config()
         if not config.auto_compact:
             return None
-        used = self.store.memory_usage(self.session_id)[0]
+        used = left.usage[0] if left is not None else self.store.memory_usage(self.session_id)[0]
         if used < config.threshold * config.budget:
             return None
         return self.compact()  # down to the configured target

@@ -20,6 +20,7 @@ from .parts import (
     IndexedItem,
     MemoryIndex,
     ObservationStore,
+    PutOutcome,
     StateStore,
     Subscription,
     UpdateFn,
@@ -102,8 +103,8 @@ class ComposedStore:
         return self.observations.observation_sessions()
 
     # ---- working memory ---------------------------------------------------------------------
-    def memory_put(self, session_id: str, items: list[IndexedItem]) -> None:
-        self.memory.memory_put(session_id, items)
+    def memory_put(self, session_id: str, items: list[IndexedItem]) -> PutOutcome | None:
+        return self.memory.memory_put(session_id, items)
 
     def memory_update(self, session_id: str, items: list[MemoryItem]) -> None:
         self.memory.memory_update(session_id, items)

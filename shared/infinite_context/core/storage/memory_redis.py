@@ -36,17 +36,17 @@ import json
 import threading
 from collections.abc import Callable
 from functools import partial
-from typing import Any, cast
+from typing import Any
 
 import orjson
 
 from ..errors import ConflictError
 from ..memory.model import MemoryItem, rank_key
 from . import search
-from .memory_redis_put import PutCall, Usage, put_reply
+from .memory_redis_put import PutCall, put_reply
 from .memory_redis_rows import Batch, Meta, meta_row, parse, vocabulary
 from .memory_redis_search import Postings, Scripts
-from .parts import IndexedItem, IndexTerms
+from .parts import IndexedItem, IndexTerms, PutOutcome, Usage, stored_config
 from .redis_conn import RedisConnection, text
 from .touches import TouchBuffer, micros
 
@@ -66,9 +66,8 @@ class RedisMemory:
         self._checked: set[str] = set()
         self._prefixes: dict[str, str] = {}
         self.scripts = Scripts(conn.client)
-        #: per thread, read with a search or left by a put: (session, rows) for the next
-        #: ``memory_get``, (session, usage) for the next ``memory_usage``, (session, stored
-        #: configuration) for the next ``memory_config``; used once
+        #: per thread, read with a search: (session, rows) for the query's ``memory_get`` right
+        #: after; used once
         self._prefetched = threading.local()
 
     def _m(self, session_id: str, name: str) -> str:
@@ -125,25 +124,23 @@ class RedisMemory:
         terms = pipe.hmget(keys[1], ids) if ids and with_terms else []
         return metas, terms, pipe.hget(keys[2], "seq")
 
-    def memory_put(self, session_id: str, items: list[IndexedItem]) -> None:
+    def memory_put(self, session_id: str, items: list[IndexedItem]) -> PutOutcome | None:
         self._forget_prefetched()
         self._ready(session_id)
         self.touches.flush()
-        if items:
-            self._put(session_id, items)
+        return self._put(session_id, items) if items else None
 
-    def _put(self, session_id: str, items: list[IndexedItem], drop: frozenset[str] = frozenset()) -> None:
+    def _put(
+        self, session_id: str, items: list[IndexedItem], drop: frozenset[str] = frozenset()
+    ) -> PutOutcome | None:
         """One PUT script call (memory_redis_put.py); again with more posting lists declared when
         a replaced item was indexed under terms the new version does not have."""
         call = PutCall(partial(self._m, session_id), items, SCHEMA, drop)
         for _ in range(WATCH_ATTEMPTS):
             reply = self._guard(partial(self.scripts.put, keys=call.keys(), args=call.args()))
             done = put_reply(reply)
-            if not done.missing:
-                if done.usage is not None:  # what memory_usage and memory_config would read now
-                    self._prefetched.usage = (session_id, done.usage)  # (auto-compaction's check)
-                    self._prefetched.config = (session_id, done.config)
-                return
+            if not done.missing:  # with what memory_usage and memory_config would read now
+                return None if done.usage is None else PutOutcome(done.usage, stored_config(done.config))
             call.declare(done.missing)
         raise ConflictError(
             f"the working memory of session {session_id} kept changing", fix="retry the write"
@@ -283,10 +280,9 @@ class RedisMemory:
         return {i.id: i for i in self._items(session_id, ids)} if ids else {}
 
     def _take(self, name: str, session_id: str) -> tuple[Any] | None:
-        """What this thread's last search (``rows``: the items read with its statistics) or put
-        (``usage``, ``config``: what the write left) read for ``session_id``, once, as a 1-tuple
-        (None: nothing read for it). The call right after (a query's ``memory_get``, a store's
-        auto-compaction check) uses it instead of asking Redis again; it is as current as what
+        """What this thread's last search (``rows``: the items read with its statistics) read for
+        ``session_id``, once, as a 1-tuple (None: nothing read for it). The call right after (the
+        query's ``memory_get``) uses it instead of asking Redis again; it is as current as what
         it came with, and any write of this store drops it."""
         taken = getattr(self._prefetched, name, None)
         setattr(self._prefetched, name, None)
@@ -351,11 +347,8 @@ class RedisMemory:
             self._prefetched.rows = (session_id, postings.rows)
         return found
 
-    def memory_usage(self, session_id: str) -> tuple[int, int, int, int]:
+    def memory_usage(self, session_id: str) -> Usage:
         self._ready(session_id)
-        taken = self._take("usage", session_id)
-        if taken is not None:
-            return cast(Usage, taken[0])
 
         def read() -> list[Any]:
             pipe = self._client.pipeline(transaction=False)
@@ -388,15 +381,7 @@ class RedisMemory:
         return sorted(set(found))
 
     def memory_config(self, session_id: str) -> dict[str, Any] | None:
-        taken = self._take("config", session_id)
-        raw = taken[0] if taken else self._guard(lambda: self._client.get(self._m(session_id, "config")))
-        if raw is None:
-            return None
-        try:
-            data = json.loads(raw)
-        except ValueError:
-            return None
-        return data if isinstance(data, dict) else None
+        return stored_config(self._guard(lambda: self._client.get(self._m(session_id, "config"))))
 
     def memory_set_config(self, session_id: str, config: dict[str, Any]) -> None:
         self._forget_prefetched()

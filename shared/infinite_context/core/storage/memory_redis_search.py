@@ -255,6 +255,8 @@ class Postings:
 
     def __init__(self, memory: RedisMemory, session_id: str, archived: bool, limit: int = 0) -> None:
         self.memory, self.sid, self.archived, self.limit = memory, session_id, archived, limit
+        #: ``memory._m(session_id, name)`` is this prefix and the name
+        self.prefix = memory._m(session_id, "")
         #: the rows of every candidate, when the statistics brought them (see STATISTICS)
         self.rows: dict[str, tuple[Any, Any]] | None = None
         self.early: dict[str, list[search.Posting]] = {}
@@ -262,7 +264,7 @@ class Postings:
         self.completed: dict[str, tuple[set[str], dict[str, tuple[int, int]]]] = {}
 
     def _key(self, name: str) -> str:
-        return self.memory._m(self.sid, name)
+        return self.prefix + name
 
     def statistics(self, terms: list[str]) -> tuple[int, int, dict[str, int]]:
         named = [self._key(n) for n in ("stats", "meta", "items", "access")]

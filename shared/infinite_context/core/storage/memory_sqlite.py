@@ -29,7 +29,7 @@ from typing import Any
 
 from ..memory.model import MemoryItem, rank_key
 from . import search
-from .parts import IndexedItem, IndexTerms
+from .parts import IndexedItem, IndexTerms, PutOutcome, Usage, stored_config
 from .sqlite_db import SQLiteDB
 from .touches import TouchBuffer, micros, parse_item
 
@@ -68,6 +68,12 @@ UPDATE_BATCH = 32
 _CHANGES_TABLE = (
     "CREATE TEMP TABLE IF NOT EXISTS memory_changes (id TEXT PRIMARY KEY, item TEXT NOT NULL, "
     "archived INTEGER NOT NULL, pinned INTEGER NOT NULL, tokens INTEGER NOT NULL, rank REAL NOT NULL)"
+)
+#: what a put leaves for auto-compaction to check (PutOutcome), read in the put's own transaction
+#: instead of two reads after it
+_AFTER_PUT = (
+    "SELECT tokens, live, pinned, archived, "
+    "(SELECT config FROM memory_config WHERE session_id = ?) FROM memory_sessions WHERE sno = ?"
 )
 
 
@@ -201,7 +207,7 @@ class SQLiteMemory:
         return self._numbers[session_id]
 
     # ---- writes -------------------------------------------------------------------------------
-    def memory_put(self, session_id: str, items: list[IndexedItem]) -> None:
+    def memory_put(self, session_id: str, items: list[IndexedItem]) -> PutOutcome | None:
         """One upsert per item. A few items (a ``store``) keep their terms in ``pending_terms``
         until ``memory_settle`` writes their postings (~40 rows, most of a store's pages) in a
         batch: the item, its length and the session's totals are committed here, so nothing
@@ -262,7 +268,10 @@ class SQLiteMemory:
                         _postings(sno, rid, int(item.archived), Counter(terms.body), Counter(terms.tags))
                     )
                 _insert_postings(conn, [p for found in by_rid.values() for p in found])
+            left = conn.execute(_AFTER_PUT, (session_id, sno)).fetchone()
         self.touches.written(touched)
+        tokens, live, pinned, archived, config = left
+        return PutOutcome((int(tokens), int(live), int(pinned), int(archived)), stored_config(config))
 
     def memory_settle(self, until: Callable[[], bool] | None = None) -> None:
         """Every deferred posting write: the postings of items stored without them (by any
@@ -511,7 +520,7 @@ class SQLiteMemory:
             return []
         return search.search(_Postings(self, session_id, sno), terms, limit, archived)
 
-    def memory_usage(self, session_id: str) -> tuple[int, int, int, int]:
+    def memory_usage(self, session_id: str) -> Usage:
         row = self.db.row(
             "SELECT tokens, live, pinned, archived FROM memory_sessions WHERE session_id = ?", (session_id,)
         )
@@ -554,13 +563,7 @@ class SQLiteMemory:
 
     def memory_config(self, session_id: str) -> dict[str, Any] | None:
         rows = self.db.rows("SELECT config FROM memory_config WHERE session_id = ?", (session_id,))
-        if not rows:
-            return None
-        try:
-            data = json.loads(rows[0][0])
-        except ValueError:
-            return None
-        return data if isinstance(data, dict) else None
+        return stored_config(rows[0][0]) if rows else None
 
     def memory_set_config(self, session_id: str, config: dict[str, Any]) -> None:
         with self.db.write_txn() as conn:

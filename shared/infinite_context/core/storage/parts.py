@@ -17,6 +17,7 @@ vocabulary and a query's terms and an item's terms always come from the same fun
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, NamedTuple, Protocol
@@ -49,6 +50,32 @@ ChangeCallback = Callable[[Change], None]
 
 class Subscription(Protocol):
     def close(self) -> None: ...
+
+
+#: (live tokens, live items, live pinned items, archived items): ``memory_usage``
+Usage = tuple[int, int, int, int]
+
+
+@dataclass(frozen=True)
+class PutOutcome:
+    """What a ``memory_put`` left, read with the write: the usage and the stored configuration
+    (``memory_config``), the two things a store's auto-compaction checks next. Returned, not
+    kept for a later read: kept, they went stale when another process wrote in between."""
+
+    usage: Usage
+    config: dict[str, Any] | None
+
+
+def stored_config(raw: str | bytes | None) -> dict[str, Any] | None:
+    """A stored memory configuration (JSON text) as ``memory_config`` returns it: None when
+    there is none or it is unreadable (the settings then apply)."""
+    if raw is None:
+        return None
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        return None
+    return data if isinstance(data, dict) else None
 
 
 @dataclass(frozen=True)
@@ -141,9 +168,10 @@ class MemoryIndex(Protocol):
     item's index entries may follow later (``memory_settle``), but every read that uses the index
     settles first, so no read ever misses a stored item."""
 
-    def memory_put(self, session_id: str, items: list[IndexedItem]) -> None:
+    def memory_put(self, session_id: str, items: list[IndexedItem]) -> PutOutcome | None:
         """Insert or replace items in one transaction; their index entries in the same one or,
-        deferred, at the next ``memory_settle`` (durably recorded with the items either way)."""
+        deferred, at the next ``memory_settle`` (durably recorded with the items either way).
+        Returns the usage and configuration as the write left them (None: not read with it)."""
         ...
 
     def memory_update(self, session_id: str, items: list[MemoryItem]) -> None:
@@ -199,7 +227,7 @@ class MemoryIndex(Protocol):
         backend, so backends rank the same data the same way."""
         ...
 
-    def memory_usage(self, session_id: str) -> tuple[int, int, int, int]:
+    def memory_usage(self, session_id: str) -> Usage:
         """(live tokens, live items, live pinned items, archived items): running totals kept
         in the same transaction as each write, never a scan."""
         ...
