@@ -95,8 +95,13 @@ const settings = {
   "chat.commandCenter.enabled": false,
 };
 writeFileSync(settingsFile, JSON.stringify(settings));
+// code-server's IPC sockets (vscode-ipc-*.sock, vscode-git-*.sock) go to TMPDIR: this run's own
+// folder, removed at the end, not /tmp (they were left there after every run).
+const ownTmp = join(root, "tmp");
+mkdirSync(ownTmp);
 const env = {
   ...process.env,
+  TMPDIR: ownTmp,
   XDG_CONFIG_HOME: join(root, "xdg-config"),
   XDG_DATA_HOME: join(root, "xdg-data"),
   // The proxy the editor starts: its own data dir, the fake upstream, an epoch on the first long request.

@@ -49,7 +49,8 @@ class ClaudeProject:
     ) -> ClaudeProject:
         """``hooks``: ``install --hooks``; with auto, the pinned CLI (on PATH) decides."""
         root, config, data = base / "project", base / "claude-config", base / "data"
-        for folder in (root, config, data):
+        cli_tmp = base / "claude-tmp"  # the CLI's temp files (per project, its Bash tool's), not /tmp's
+        for folder in (root, config, data, cli_tmp):
             folder.mkdir(parents=True)
         subprocess.run(["git", "init", "-q", str(root)], check=True)
         (config / "settings.json").write_text('{"enableAllProjectMcpServers": true}')
@@ -57,6 +58,7 @@ class ClaudeProject:
         store_url = f"sqlite:///{base / 'brain.db'}"
         env.update(
             CLAUDE_CONFIG_DIR=str(config),
+            TMPDIR=str(cli_tmp),
             DISABLE_TELEMETRY="1",
             DISABLE_AUTOUPDATER="1",
             DISABLE_ERROR_REPORTING="1",

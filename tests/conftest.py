@@ -136,6 +136,9 @@ def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
         }:
             monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("INFINITE_CONTEXT_DATA_DIR", str(tmp_path / "data"))
+    # The real Claude Code CLI keeps a folder per project under $TMPDIR/claude-<uid>: in the
+    # test's own folder, not /tmp (hundreds were left there by the suite's real-CLI tests).
+    monkeypatch.setenv("CLAUDE_CODE_TMPDIR", str(tmp_path / "claude-tmp"))
 
 
 @pytest.fixture

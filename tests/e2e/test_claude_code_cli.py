@@ -37,8 +37,11 @@ def claude_env(tmp_path: Path) -> dict[str, str]:
     config.mkdir()
     (config / "settings.json").write_text('{"enableAllProjectMcpServers": true}')
     env = dict(os.environ)
+    own_tmp = tmp_path / "cli-tmp"  # the CLI's temp files (its Bash tool's too), not /tmp's
+    own_tmp.mkdir()
     env.update(
         CLAUDE_CONFIG_DIR=str(config),
+        TMPDIR=str(own_tmp),
         DISABLE_TELEMETRY="1",
         CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
         MCP_TIMEOUT="20000",
