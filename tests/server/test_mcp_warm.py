@@ -26,6 +26,7 @@ from infinite_context.server.mcp.startup_gc import StartupGc
 
 from ..conftest import PYTHON, cli_env
 from ..redis_servers import free_port
+from .test_mcp_fast_path import INIT
 
 
 class CountedOpen:
@@ -279,16 +280,6 @@ def test_initialize_does_not_wait_for_a_frozen_store(project_dir: Path) -> None:
     """The warm-up opens the store beside start-up: a Redis that never answers holds the warm-up
     thread (up to the client's 2 s timeout), not `initialize`; the first call names the store."""
     silent = SilentServer()
-    init = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-06-18",
-            "capabilities": {},
-            "clientInfo": {"name": "t", "version": "0"},
-        },
-    }
     server = subprocess.Popen(
         [PYTHON, "-m", "infinite_context.server", "mcp"],
         cwd=project_dir,
@@ -299,7 +290,7 @@ def test_initialize_does_not_wait_for_a_frozen_store(project_dir: Path) -> None:
     )
     assert server.stdin is not None and server.stdout is not None
     try:
-        server.stdin.write((json.dumps(init) + "\n").encode())
+        server.stdin.write((json.dumps(INIT) + "\n").encode())
         server.stdin.flush()
         reply = json.loads(server.stdout.readline())
         answered = time.monotonic()
