@@ -39,7 +39,6 @@ CHUNK = 500
 #: a cached document frequency is counted again once the session's item count moved this much
 DF_DRIFT = 0.02
 DF_CACHE = 10_000
-WAL_CHECKPOINT_PAGES = 8000
 CACHE_KIB = 32 * 1024
 #: items stored without postings by this process after which a store writes them itself
 SETTLE_AT = 64
@@ -151,9 +150,6 @@ class _Postings:
 class SQLiteMemory:
     def __init__(self, db: SQLiteDB) -> None:
         self.db = db
-        # A store writes ~40 posting pages; checkpointing every 1,000 WAL pages (the default)
-        # put a checkpoint (and its fsync) in one store out of 25, i.e. in the p95.
-        db.guard(lambda: db.conn.execute(f"PRAGMA wal_autocheckpoint = {WAL_CHECKPOINT_PAGES}"))
         # Posting lists of a large memory are read term by term: keep them in SQLite's cache
         # (2 MB by default) rather than re-reading them from the OS on every query.
         db.guard(lambda: db.conn.execute(f"PRAGMA cache_size = -{CACHE_KIB}"))
