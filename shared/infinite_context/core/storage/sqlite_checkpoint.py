@@ -2,20 +2,21 @@
 
 In WAL mode every commit appends pages to the write-ahead log, and SQLite copies them back into
 the database file (a checkpoint, with an fsync) inside whichever commit crosses
-``wal_autocheckpoint`` pages. That commit's request waited for it: a compaction of the working
-memory at 1k items took 100-120 ms when it paid a checkpoint and 65-75 ms when not (its write
-itself 48-51 ms against 13-18), and one store in a few hundred paid one too.
+``wal_autocheckpoint`` pages, so that commit's request waits for it. A compaction of the working
+memory at 1k items through MCP took 100-120 ms in some runs and 65-75 in others, its write 48-51
+ms against 13-18: the fit is such a checkpoint (inferred from the timings).
 
 SQLite's documentation offers the way out: checkpoint from a thread of its own. Here a daemon
-thread, woken by a commit at most once per ``INTERVAL``, runs a PASSIVE checkpoint ``INTERVAL``
-after it was woken (a burst of commits goes first, and a short-lived process, a hook, closes
-before and leaves it to SQLite's checkpoint at close) on a connection of its own: it copies what no
-reader still needs while requests go on on the main connection (the sqlite3 module releases the
-GIL while SQLite works). The automatic checkpoint stays on as a backstop, at ``BACKSTOP_PAGES``,
-for writes that outpace the thread. Measured through MCP at 1k items (SQLite, old and new code
-in turn, two pairs of runs each): with the checkpoint at once, compaction 145 / 190 -> 87 / 75 ms
-and store p50 1.09 / 1.27 -> 0.92 / 1.03; with it ``INTERVAL`` later (as now), in a noisier
-spell, compaction 111 / 137 -> 90 / 146 and store p50 1.12 / 2.06 -> 1.08 / 1.23.
+thread, woken by a commit at most once per ``INTERVAL``, runs a PASSIVE checkpoint ``DELAY``
+after it was woken (a short-lived process, a hook, has closed by then and leaves the WAL to the
+long-lived ones), on a connection of its own: it copies what no reader still needs while requests
+go on on the main connection (the sqlite3 module releases the GIL while SQLite works). The
+automatic checkpoint stays on as a backstop, at ``BACKSTOP_PAGES``, for writes that outpace the
+thread. Measured through MCP at 1k items (SQLite, old and new code in turn, two pairs of runs
+each): checkpointing at once, compaction 145 / 190 -> 87 / 75 ms and store p50 1.09 / 1.27 ->
+0.92 / 1.03; a second later, in a noisier spell, compaction 111 / 137 -> 90 / 146 and store p50
+1.12 / 2.06 -> 1.08 / 1.23 (that checkpoint ran beside the compaction that followed a series of
+bulk stores), hence ``DELAY``.
 """
 
 from __future__ import annotations
@@ -28,8 +29,10 @@ from collections.abc import Callable
 
 log = logging.getLogger(__name__)
 
-#: seconds from a commit to the background checkpoint it asks for, and between two of them
+#: seconds between two background checkpoints while this process writes
 INTERVAL = 1.0
+#: seconds from the commit that asks for a checkpoint to the checkpoint
+DELAY = 0.25
 #: WAL pages (4 KiB each) at which a commit checkpoints itself (the thread fell behind)
 BACKSTOP_PAGES = 16_000
 #: seconds ``close`` waits for a checkpoint in progress
@@ -48,7 +51,7 @@ class Checkpointer:
         self._last = float("-inf")
 
     def wrote(self) -> None:
-        """A commit: checkpoint ``INTERVAL`` from now, unless one was asked for under
+        """A commit: checkpoint ``DELAY`` from now, unless one was asked for under
         ``INTERVAL`` ago."""
         now = time.monotonic()
         if now - self._last < INTERVAL:
@@ -68,7 +71,7 @@ class Checkpointer:
             while True:
                 self._wake.wait()
                 self._wake.clear()
-                if self._stopping.wait(INTERVAL):
+                if self._stopping.wait(DELAY):
                     return
                 if conn is None:
                     conn = self._connect()
