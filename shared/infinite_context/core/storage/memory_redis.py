@@ -271,22 +271,21 @@ class RedisMemory:
 
     def memory_get(self, session_id: str, ids: list[str]) -> dict[str, MemoryItem]:
         self._ready(session_id)
-        taken = self._take("rows", session_id)  # a query's get right after its search
-        rows: dict[str, tuple[Any, Any]] | None = taken[0] if taken else None
+        rows = self._take_rows(session_id)  # a query's get right after its search
         if rows is not None and all(i in rows for i in ids):
             found = [item for i in ids if (item := parse(*rows[i])) is not None]
             self.touches.overlay(session_id, found)
             return {i.id: i for i in found}
         return {i.id: i for i in self._items(session_id, ids)} if ids else {}
 
-    def _take(self, name: str, session_id: str) -> tuple[Any] | None:
-        """What this thread's last search (``rows``: the items read with its statistics) read for
-        ``session_id``, once, as a 1-tuple (None: nothing read for it). The call right after (the
-        query's ``memory_get``) uses it instead of asking Redis again; it is as current as what
-        it came with, and any write of this store drops it."""
-        taken = getattr(self._prefetched, name, None)
-        setattr(self._prefetched, name, None)
-        return (taken[1],) if taken is not None and taken[0] == session_id else None
+    def _take_rows(self, session_id: str) -> dict[str, tuple[Any, Any]] | None:
+        """The items this thread's last search read with its statistics, if it searched
+        ``session_id``; once. The call right after (the query's ``memory_get``) uses them instead
+        of asking Redis again; they are as current as what they came with, and any write of this
+        store drops them."""
+        taken = getattr(self._prefetched, "rows", None)
+        self._prefetched.rows = None
+        return taken[1] if taken is not None and taken[0] == session_id else None
 
     def _forget_prefetched(self) -> None:
         self._prefetched = threading.local()  # every thread's: a write makes them stale
