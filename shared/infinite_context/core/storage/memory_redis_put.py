@@ -131,6 +131,7 @@ for n = 1, count do
     local key = prefix .. 't:' .. term
     local list = pending[key]
     if not list then list = {}; pending[key] = list end
+    -- the posting's score (read by memory_redis_search.py): counts capped at 255 to fit a byte
     list[#list + 1] = seq * 65536 + math.min(body, 255) * 256 + math.min(tag, 255)
     list[#list + 1] = id
   end

@@ -1,6 +1,6 @@
-"""The rows and commands of the Redis memory index (memory_redis.py): how a posting, an item's
-``meta`` row and its indexed terms are encoded, and the grouped commands of one write
-(``Batch``). Queries read the index with memory_redis_search.py's scripts."""
+"""The rows and commands of the Redis memory index (memory_redis.py): how an item's ``meta`` row
+and its indexed terms are encoded (a posting's score: memory_redis_put.PUT), and the grouped
+commands of one write (``Batch``). Queries read the index with memory_redis_search.py's scripts."""
 
 from __future__ import annotations
 
@@ -17,8 +17,6 @@ if TYPE_CHECKING:
     from redis.typing import EncodableT, FieldT
 
 
-TF_CAP = 255
-
 
 def parse(raw: Any, access: Any = None) -> MemoryItem | None:
     if raw is None:
@@ -27,11 +25,6 @@ def parse(raw: Any, access: Any = None) -> MemoryItem | None:
         return parse_item(raw)
     accessed, count = text(access).split()
     return parse_item(raw, int(accessed), int(count))
-
-
-def posting(seq: int, body_tf: int, tag_tf: int) -> int:
-    """A posting's score (decoded by memory_redis_search.POSTINGS and COUNTS)."""
-    return seq * 65536 + min(body_tf, TF_CAP) * 256 + min(tag_tf, TF_CAP)
 
 
 def vocabulary(raw: Any) -> dict[str, Any]:

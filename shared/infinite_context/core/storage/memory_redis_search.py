@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
 #: ``read(meta key, posting list keys, last index per list (-1: all), "1" archived / "0" live)``:
 #: per list, [id, body count, tag count, item length] of its postings of live (or archived)
-#: items. A posting's score is seq * 65536 + body * 256 + tag (memory_redis_rows.posting),
+#: items. A posting's score is seq * 65536 + body * 256 + tag (written by memory_redis_put.PUT),
 #: exact in a double; HMGET runs in chunks (Lua's unpack limit).
 READ = """
 local function read(meta, keys, lasts, want)
