@@ -315,9 +315,7 @@ class SQLiteMemory:
                 return
             log.warning("could not write deferred index entries of working-memory items", exc_info=True)
 
-    def _settle_chunk(
-        self, where: str, settle: Callable[[sqlite3.Connection, int | None], int], size: int
-    ) -> bool:
+    def _settle_chunk(self, where: str, settle: Callable[[sqlite3.Connection, int], int], size: int) -> bool:
         if self.db.row(f"SELECT 1 FROM memory_items WHERE {where} LIMIT 1") is None:
             return False
         with self.db.write_txn() as conn:
@@ -353,28 +351,24 @@ class SQLiteMemory:
             self._unsettled = 0
         return len(rows)
 
-    def _settle_flags(self, conn: sqlite3.Connection, limit: int | None) -> int:
-        """Set the archived flag on the postings of items archived (or restored) since: one
-        statement per flag value and per ``CHUNK`` items, not one per item (less CPU for the
-        same rows, most of it at 32 items and more a transaction)."""
+    def _settle_flags(self, conn: sqlite3.Connection, limit: int) -> int:
+        """Set the archived flag on the postings of up to ``limit`` (<= ``CHUNK``) items archived
+        (or restored) since: one statement per flag value, not one per item (less CPU for the
+        same rows)."""
         rows = conn.execute(
-            f"SELECT rid, archived FROM memory_items WHERE {_STALE} LIMIT ?",
-            (-1 if limit is None else limit,),
+            f"SELECT rid, archived FROM memory_items WHERE {_STALE} LIMIT ?", (limit,)
         ).fetchall()
+        if not rows:  # another process settled them since the caller looked
+            return 0
         for flag in sorted({a for _, a in rows}):
             rids = [r for r, a in rows if a == flag]
-            for start in range(0, len(rids), CHUNK):
-                chunk = rids[start : start + CHUNK]
-                marks = ",".join("?" * len(chunk))
-                conn.execute(
-                    f"UPDATE memory_postings SET archived = ? WHERE rid IN ({marks})", (flag, *chunk)
-                )
-        for start in range(0, len(rows), CHUNK):
-            chunk = [r for r, _ in rows[start : start + CHUNK]]
-            marks = ",".join("?" * len(chunk))
-            conn.execute(
-                f"UPDATE memory_items SET postings_archived = archived WHERE rid IN ({marks})", chunk
-            )
+            marks = ",".join("?" * len(rids))
+            conn.execute(f"UPDATE memory_postings SET archived = ? WHERE rid IN ({marks})", (flag, *rids))
+        marks = ",".join("?" * len(rows))
+        conn.execute(
+            f"UPDATE memory_items SET postings_archived = archived WHERE rid IN ({marks})",
+            [r for r, _ in rows],
+        )
         return len(rows)
 
     def memory_update(self, session_id: str, items: list[MemoryItem]) -> None:
