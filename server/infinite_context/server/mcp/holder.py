@@ -34,13 +34,12 @@ class BrainHolder:
         self._jobs: queue.SimpleQueue[tuple[Callable[[ProjectBrain], None], str]] | None = None
         self._pending = 0
         self._idle = threading.Condition(self._lock)
-        self._closing = False
-        self._closed = threading.Event()
+        self._closed = threading.Event()  # set by ``close``
 
     @property
     def closing(self) -> bool:
         """The server is stopping: the store may close under work still running."""
-        return self._closing
+        return self._closed.is_set()
 
     def wait_closing(self, seconds: float) -> bool:
         """Wait up to ``seconds`` for ``close``; whether it was called (a pause in background
@@ -55,7 +54,7 @@ class BrainHolder:
     def get(self) -> ProjectBrain:
         with self._lock:
             if self._brain is None:
-                if self._closing:  # opening it again would leave a store (and lock) nobody closes
+                if self.closing:  # opening it again would leave a store (and lock) nobody closes
                     from infinite_context.core.errors import StorageUnavailable
 
                     raise StorageUnavailable("the MCP server is stopping", fix="start a new session")
@@ -82,7 +81,7 @@ class BrainHolder:
         self._queue(job, label)
 
     def _queue_unless_closing(self, job: Callable[[ProjectBrain], None], label: str) -> None:
-        if not self._closing:
+        if not self.closing:
             self._queue(job, label)
 
     def _queue(self, job: Callable[[ProjectBrain], None], label: str) -> None:
@@ -104,7 +103,7 @@ class BrainHolder:
             try:
                 job(self.get())
             except Exception as exc:
-                if self._closing:  # the store closed under it: the next hand-off redoes it
+                if self.closing:  # the store closed under it: the next hand-off redoes it
                     log.info("%s left unfinished: the server stopped", label)
                 elif isinstance(exc, InfiniteContextError):
                     log.error("%s: %s", label, exc.message, extra={"fix": exc.fix, "code": exc.code})
@@ -121,18 +120,17 @@ class BrainHolder:
         reply (stdio.py) and until a request comes in; nothing before the brain is open.
         ``close`` settles too."""
         brain = self._brain
-        if brain is None or self._closing:
+        if brain is None or self.closing:
             return
         try:
             brain.store.memory_settle(until)
         except Exception:
-            if not self._closing:  # else the store closed under it, settling as it closed
+            if not self.closing:  # else the store closed under it, settling as it closed
                 raise
 
     def close(self, wait: float = LATER_WAIT_SECONDS) -> None:
         self._closed.set()
         with self._lock:
-            self._closing = True
             if self._pending:
                 self._idle.wait_for(lambda: not self._pending, wait)
             if self._brain is not None:
