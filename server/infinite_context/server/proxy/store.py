@@ -19,12 +19,10 @@ log = logging.getLogger("infinite_context.proxy")
 LOOKUP_TIMEOUT = 0.5
 
 
-def live_options(settings: Settings | None) -> LiveOptions:
+def live_options(settings: Settings) -> LiveOptions:
     """The transform's options: its defaults, with the ``proxy_*`` settings and the transform
     settings shared with the transcript transform where they are set."""
     base = LiveOptions()
-    if settings is None:
-        return base
 
     def chosen(value: int | None, default: int) -> int:
         return default if value is None else value
