@@ -173,7 +173,7 @@ class WorkingMemory:
     def store_item(self, **fields: Any) -> tuple[MemoryItem, CompactionReport | None]:
         item = self._new_item(fields)
         left = self.store.memory_put(self._writing(), indexed([item]))
-        return item, self._auto_compact(left)
+        return item, self._after_put(left)
 
     def bulk_store(
         self, items: Any, replace: bool = False
@@ -191,7 +191,7 @@ class WorkingMemory:
             built.append(self._new_item(raw, f"items[{n}]."))
         self._check_new_ids(built, replace)
         left = self.store.memory_put(self._writing(), indexed(built))  # all or nothing
-        return built, self._auto_compact(left)
+        return built, self._after_put(left)
 
     def _check_new_ids(self, built: list[MemoryItem], replace: bool) -> None:
         seen: dict[str, int] = {}
@@ -320,7 +320,7 @@ class WorkingMemory:
         # the configuration and usage are read once, for the auto-compaction check and the budget
         # (each a Redis round trip; usage read again only when a compaction changed it)
         config, usage = self.config(), self.store.memory_usage(self.session_id)
-        report = self._auto_compact(PutOutcome(usage, None), config)
+        report = self._auto_compact(config, usage[0])
         if report is not None:
             usage = self.store.memory_usage(self.session_id)
         items = top_by_retention(self.store, self.session_id, limit, utcnow())  # indexed, not a scan
@@ -355,19 +355,20 @@ class WorkingMemory:
         return len(built)
 
     # ---- compaction ---------------------------------------------------------------------------
-    def _auto_compact(
-        self, left: PutOutcome | None = None, config: MemoryConfig | None = None
-    ) -> CompactionReport | None:
-        """Compact when usage reached the threshold; ``left``: the configuration and usage a put
-        just read with its write (or the usage ``recall`` read, with ``config``): no read then."""
-        if config is None:
-            config = self._config(left.config) if left is not None else self.config()
-        if not config.auto_compact:
+    def _after_put(self, left: PutOutcome | None) -> CompactionReport | None:
+        """Auto-compaction after a write, from the usage and configuration the put read with it
+        (read now from a store that did not)."""
+        if left is None:
+            left = PutOutcome(
+                self.store.memory_usage(self.session_id), self.store.memory_config(self.session_id)
+            )
+        return self._auto_compact(self._config(left.config), left.usage[0])
+
+    def _auto_compact(self, config: MemoryConfig, used: int) -> CompactionReport | None:
+        """Compact down to the configured target once ``used`` tokens reached the threshold."""
+        if not config.auto_compact or used < config.threshold * config.budget:
             return None
-        used = left.usage[0] if left is not None else self.store.memory_usage(self.session_id)[0]
-        if used < config.threshold * config.budget:
-            return None
-        return self.compact()  # down to the configured target
+        return self.compact()
 
     @validated
     def compact(self, target: CompactTarget | None = None) -> CompactionReport:
