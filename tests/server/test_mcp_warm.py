@@ -47,31 +47,38 @@ class CountedOpen:
         return ProjectBrain.open(self.project_dir, settings)
 
 
-@pytest.mark.usefixtures("collector")
-def test_a_call_during_the_warm_up_waits_for_its_brain(project_dir: Path, store_url: str) -> None:
+@pytest.fixture
+def held(project_dir: Path, store_url: str) -> Iterator[tuple[CountedOpen, BrainHolder]]:
+    """A holder whose brain opens only once ``opener.hold`` is set; released and closed after."""
     opener = CountedOpen(project_dir, store_url)
     opener.hold.clear()
     holder = BrainHolder(opener)
-    try:
-        warm.start(holder).server_built()
-        assert opener.entered.wait(10)  # the warm-up is opening the brain, held there
-        got: list[ProjectBrain] = []
-        call = threading.Thread(target=lambda: got.append(holder.get()))
-        call.start()  # a tool call arriving now waits for the warm-up's brain
-        call.join(0.3)
-        assert call.is_alive() and not got
-        opener.hold.set()
-        call.join(10)
-        assert got and got[0] is holder.get()
-        assert opener.calls == 1  # opened once, by the warm-up
-        # the warm-up only read: the project's id file waits for the first write
-        assert not (project_dir / ".claude_session_id").exists()
-        item, _report = got[0].memory().store_item(content="the ledger lives in tenantLedger7")
-        assert (project_dir / ".claude_session_id").exists()
-        assert [h.item.id for h in holder.get().memory().query("tenantLedger7")] == [item.id]
-    finally:
-        opener.hold.set()
-        holder.close()
+    yield opener, holder
+    opener.hold.set()
+    holder.close()
+
+
+@pytest.mark.usefixtures("collector")
+def test_a_call_during_the_warm_up_waits_for_its_brain(
+    project_dir: Path, held: tuple[CountedOpen, BrainHolder]
+) -> None:
+    opener, holder = held
+    warm.start(holder).server_built()
+    assert opener.entered.wait(10)  # the warm-up is opening the brain, held there
+    got: list[ProjectBrain] = []
+    call = threading.Thread(target=lambda: got.append(holder.get()))
+    call.start()  # a tool call arriving now waits for the warm-up's brain
+    call.join(0.3)
+    assert call.is_alive() and not got
+    opener.hold.set()
+    call.join(10)
+    assert got and got[0] is holder.get()
+    assert opener.calls == 1  # opened once, by the warm-up
+    # the warm-up only read: the project's id file waits for the first write
+    assert not (project_dir / ".claude_session_id").exists()
+    item, _report = got[0].memory().store_item(content="the ledger lives in tenantLedger7")
+    assert (project_dir / ".claude_session_id").exists()
+    assert [h.item.id for h in holder.get().memory().query("tenantLedger7")] == [item.id]
 
 
 @pytest.mark.parametrize(
@@ -139,47 +146,35 @@ def writes(monkeypatch: pytest.MonkeyPatch) -> threading.Event:
 
 @pytest.mark.usefixtures("collector")
 def test_start_up_runs_without_the_collector_until_built_and_warm(
-    project_dir: Path, store_url: str, writes: threading.Event
+    held: tuple[CountedOpen, BrainHolder], writes: threading.Event
 ) -> None:
     """The collector is off from ``start`` (before the SDK import) until both the server is
     built and the read path is warm, then on again with start-up's objects frozen; the write
     path waits for the server."""
-    opener = CountedOpen(project_dir, store_url)
-    opener.hold.clear()
-    holder = BrainHolder(opener)
+    opener, holder = held
     frozen = gc.get_freeze_count()
-    try:
-        warmup = warm.start(holder)
-        assert not gc.isenabled()
-        assert opener.entered.wait(10)
-        opener.hold.set()
-        assert _wait_until(lambda: holder.ready)
-        assert not writes.wait(0.3)  # the read path is warm; the server is not built yet
-        assert not gc.isenabled()
-        warmup.server_built()
-        assert writes.wait(10)
-        assert gc.isenabled()
-        assert gc.get_freeze_count() > frozen
-    finally:
-        opener.hold.set()
-        holder.close()
+    warmup = warm.start(holder)
+    assert not gc.isenabled()
+    assert opener.entered.wait(10)
+    opener.hold.set()
+    assert _wait_until(lambda: holder.ready)
+    assert not writes.wait(0.3)  # the read path is warm; the server is not built yet
+    assert not gc.isenabled()
+    warmup.server_built()
+    assert writes.wait(10)
+    assert gc.isenabled()
+    assert gc.get_freeze_count() > frozen
 
 
 @pytest.mark.usefixtures("collector")
-def test_the_collector_waits_for_a_slow_read_path(project_dir: Path, store_url: str) -> None:
-    opener = CountedOpen(project_dir, store_url)
-    opener.hold.clear()
-    holder = BrainHolder(opener)
-    try:
-        warmup = warm.start(holder)
-        warmup.server_built()  # the server first: the brain is still opening
-        assert opener.entered.wait(10)
-        assert not gc.isenabled()
-        opener.hold.set()
-        assert _wait_until(gc.isenabled)
-    finally:
-        opener.hold.set()
-        holder.close()
+def test_the_collector_waits_for_a_slow_read_path(held: tuple[CountedOpen, BrainHolder]) -> None:
+    opener, holder = held
+    warmup = warm.start(holder)
+    warmup.server_built()  # the server first: the brain is still opening
+    assert opener.entered.wait(10)
+    assert not gc.isenabled()
+    opener.hold.set()
+    assert _wait_until(gc.isenabled)
 
 
 @pytest.mark.usefixtures("collector")
