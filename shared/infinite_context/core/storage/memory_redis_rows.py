@@ -17,7 +17,6 @@ if TYPE_CHECKING:
     from redis.typing import EncodableT, FieldT
 
 
-
 def parse(raw: Any, access: Any = None) -> MemoryItem | None:
     if raw is None:
         return None
