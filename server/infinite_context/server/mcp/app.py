@@ -71,6 +71,9 @@ class Server(MCPServer):
 
     #: set by ``build_server``: the holder that Claude Code's ``mcp_tool`` hooks work on
     holder: BrainHolder | None = None
+    #: the client's name from its ``initialize``, as the stdio transport saw it go by: a call
+    #: answered by ``fast_calls`` has no SDK session to read it from
+    connected_client: str | None = None
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         if name == HOOK_TOOL and self.holder is not None:  # unlisted: only hooks call it
@@ -93,7 +96,9 @@ class Server(MCPServer):
 
         from mcp.server.stdio import stdio_server
 
+        from . import fast_calls
         from .guard import relay, streams
+        from .memory_tools import BOUNDED
         from .session_streams import session_streams
         from .stdio import fast_fds, pipe_streams
 
@@ -101,9 +106,13 @@ class Server(MCPServer):
         options = self._lowlevel_server.create_initialization_options()
         async with AsyncExitStack() as stack:
             if fast_fds():
-                settle = self.holder.settle if self.holder else None  # deferred index writes
+                holder = self.holder
+                settle = holder.settle if holder else None  # deferred index writes
                 lines, out = await stack.enter_async_context(pipe_streams(settle))
-                read, write = session_streams(lines, out)
+                fast = None
+                if holder is not None and fast_calls.enabled(self._lowlevel_server):
+                    fast = fast_calls.FastCalls(self, BOUNDED, lambda: holder.ready)
+                read, write = session_streams(lines, out, fast)
                 await self._lowlevel_server.run(read, write, options)
                 return
             read_stream, write_stream = await stack.enter_async_context(stdio_server())
@@ -187,6 +196,7 @@ def build_server(holder: BrainHolder) -> MCPServer:
         return await anyio.to_thread.run_sync(_call, fn)
 
     async def _memory(fn: Callable[[WorkingMemory], T], client: str | None = None, inline: bool = True) -> T:
+        client = client if client is not None else app.connected_client
         return await _run(lambda b: fn(b.memory(client)), inline)
 
     register_memory_tools(app, _memory)

@@ -54,6 +54,10 @@ def _reply(text: str, data: BaseModel | dict[str, Any]) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=structured)
 
 
+#: the tools whose work is bounded and runs on the event loop (``call``'s ``inline``): the stdio
+#: transport may answer their calls itself (``fast_calls``); the others run in a worker thread
+BOUNDED = frozenset({"recall", "store", "query", "update", "pin", "unpin", "forget", "list", "configure"})
+
 #: replies are lean: items without their full content unless asked (issue 19)
 Full = Annotated[bool, Field(description="Return each item's full content too (default: a preview).")]
 PREVIEW_CHARS = 200
