@@ -94,8 +94,8 @@ async def serve(project_dir: Path, store_url: str, fast: bool) -> tuple[list[str
     async def feed() -> None:
         nonlocal stored
         for n, ((method, params), _) in enumerate(SCRIPT):
-            text = json.dumps(params).replace("<stored>", stored)
-            lines.feed_data(f'{{"jsonrpc": "2.0", "id": {n}, "method": "{method}", "params": {text}}}\n'.encode())
+            request = {"jsonrpc": "2.0", "id": n, "method": method, "params": params}
+            lines.feed_data(json.dumps(request).replace("<stored>", stored).encode() + b"\n")
             with anyio.fail_after(30):
                 while n not in pipe.replies:
                     await asyncio.sleep(0.001)
