@@ -168,7 +168,7 @@ def _reply(summary: str, model: BaseModel | list[BaseModel]) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=summary)], structured_content=structured)
 
 
-def build_server(holder: BrainHolder) -> MCPServer:
+def build_server(holder: BrainHolder) -> Server:
     """The server, its tools calling the brain that ``holder`` opens (the warm-up may be opening
     it already)."""
     with _sdk_logging_only_if_unset():
