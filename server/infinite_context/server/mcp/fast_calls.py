@@ -26,7 +26,7 @@ answered here (``enabled``): spans and middleware see every call.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
@@ -67,10 +67,10 @@ def enabled(server: Any) -> bool:
 class FastCalls:
     """Watches the session's ``initialize`` go by, then answers calls of ``tools`` (see module)."""
 
-    def __init__(self, app: Server, tools: frozenset[str], ready: Any) -> None:
+    def __init__(self, app: Server, tools: frozenset[str], ready: Callable[[], bool]) -> None:
         self._app = app
         self._tools = tools
-        self._ready = ready  # () -> bool: the brain is open (the tools run inline)
+        self._ready = ready  # the brain is open: the tools run inline
         self._initialize_id: int | str | None = None
         #: the negotiated protocol version, once ``initialize`` was answered
         self.version: str | None = None
@@ -110,7 +110,8 @@ class FastCalls:
         """The reply to a call ``takes`` accepted; None: the SDK answers it (its surface check
         refused the request, and the SDK words that error)."""
         version, params = self.version, message.params
-        assert version is not None and params is not None  # takes() said so
+        if version is None or params is None:  # not one ``takes`` accepted
+            return None
         try:
             validate_client_request(METHOD, version, params)
         except Exception:
