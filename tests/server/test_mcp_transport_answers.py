@@ -23,6 +23,9 @@ from infinite_context.server.mcp.memory_tools import BOUNDED
 from infinite_context.server.mcp.session_streams import session_streams
 from infinite_context.server.mcp.stdio import LineReader, LineWriter
 
+from ..conftest import cli_env
+from ..raw_stdio import start_mcp, tool_call
+
 
 def call(name: str, arguments: Any = None, **params: Any) -> tuple[str, dict[str, Any]]:
     body: dict[str, Any] = {"name": name, **params}
@@ -156,3 +159,30 @@ def test_the_fast_path_is_off_when_middleware_would_see_calls() -> None:
 def test_bounded_tools_exist(name: str) -> None:
     app = build_server(BrainHolder(lambda: None))  # type: ignore[arg-type,return-value]
     assert app._tool_manager.get_tool(name) is not None
+
+
+def test_a_real_server_over_pipes_answers_bounded_calls_itself(project_dir: Path, store_url: str) -> None:
+    """The server process as Claude Code starts it: after initialize, stores and queries are
+    answered by the transport (its debug log counts them), a bounded call of a non-bounded tool
+    by the SDK, and both answers are right."""
+    server = start_mcp(project_dir, cli_env(store_url, INFINITE_CONTEXT_LOG_LEVEL="DEBUG"))
+    try:
+        server.send(tool_call(1, "store", '{"content": "the ledger sync runs at 02:00 UTC"}'))
+        stored = server.reply(1, 20)
+        assert stored is not None and not stored["result"]["isError"], server.stderr()
+        server.send(tool_call(2, "query", '{"query": "ledger sync"}'))
+        found = server.reply(2, 20)
+        assert found is not None, server.stderr()
+        assert (
+            found["result"]["structuredContent"]["items"][0]["item"]["id"]
+            == stored["result"]["structuredContent"]["id"]
+        )
+        server.send(tool_call(3, "status", "{}"))
+        status = server.reply(3, 20)
+        assert status is not None and not status["result"]["isError"], server.stderr()
+        assert server.proc.stdin is not None
+        server.proc.stdin.close()  # input ends: the server stops and says what it answered
+        assert server.proc.wait(30) == 0, server.stderr()
+        assert "input ended: 2 tool calls answered by the transport" in server.stderr()
+    finally:
+        server.close()

@@ -114,6 +114,8 @@ class Server(MCPServer):
                     fast = fast_calls.FastCalls(self, BOUNDED, lambda: holder.ready)
                 read, write = session_streams(lines, out, fast)
                 await self._lowlevel_server.run(read, write, options)
+                if fast is not None:
+                    log.debug("input ended: %d tool calls answered by the transport", fast.answered)
                 return
             read_stream, write_stream = await stack.enter_async_context(stdio_server())
             sink, checked = streams()
