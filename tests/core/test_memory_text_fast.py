@@ -101,5 +101,8 @@ def test_token_counts_as_before() -> None:
     rng = random.Random(19)
     alphabet = "ab1 \t\n٣x_-.9999aaaaaaaaQ"
     fuzz = ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 80))) for _ in range(5000)]
+    # every ASCII character (the bytes path: \x1c-\x1f are whitespace to ``\s``), in runs
+    ascii_chars = [chr(c) for c in range(128)] + [" " * 6, "\x1c\x1d\x1e\x1f\x0b", "a" * 9, "7" * 5]
+    fuzz += ["".join(rng.choice(ascii_chars) for _ in range(rng.randint(0, 60))) for _ in range(5000)]
     for text in _texts() + EDGES + fuzz:
         assert count_tokens(text) == count_tokens_before(text), text[:200]
