@@ -9,6 +9,9 @@ import random
 import re
 from pathlib import Path
 
+import pytest
+
+from infinite_context.core import text as core_text
 from infinite_context.core.memory import text as mtext
 from infinite_context.core.tokens import count_tokens
 
@@ -106,3 +109,19 @@ def test_token_counts_as_before() -> None:
     fuzz += ["".join(rng.choice(ascii_chars) for _ in range(rng.randint(0, 60))) for _ in range(5000)]
     for text in _texts() + EDGES + fuzz:
         assert count_tokens(text) == count_tokens_before(text), text[:200]
+
+
+def test_search_terms_as_before(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``terms`` word by word from its cache (runs of an ASCII text by ``bytes.translate``)
+    equals the loop over the whole text's identifiers, also as the cache starts again."""
+    rng = random.Random(7)
+    pieces = [chr(c) for c in range(128)] + ["__init__", "don't", "a''b", "HTTPServer_v2", "x_", "é", "ſ"]
+    pieces += ["parseHTTPResponse", "load_invoice_42", "K\u212a", "naïve_café", "O'Neil", "it's", "the"]
+    fuzz = ["".join(rng.choice(pieces) for _ in range(rng.randint(0, 40))) for _ in range(5000)]
+    texts = _texts() + EDGES + fuzz
+    for text in texts:
+        assert core_text.terms(text) == core_text._word_terms(text), text[:200]
+    monkeypatch.setattr(core_text, "WORDS_KEPT", 3)  # the cache emptied again and again
+    for text in fuzz[:300]:
+        assert core_text.terms(text) == core_text._word_terms(text), text[:200]
+    assert len(core_text._WORD_TERMS) <= 3
