@@ -122,6 +122,7 @@ def test_search_terms_as_before(monkeypatch: pytest.MonkeyPatch) -> None:
     for text in texts:
         assert core_text.terms(text) == core_text._word_terms(text), text[:200]
     monkeypatch.setattr(core_text, "WORDS_KEPT", 3)  # the cache emptied again and again
-    for text in fuzz[:300]:
+    for n, text in enumerate(fuzz[:300]):
+        text = f"{text} new{n}Word {text}"  # a word not seen yet, and words seen
         assert core_text.terms(text) == core_text._word_terms(text), text[:200]
     assert len(core_text._WORD_TERMS) <= 3
