@@ -75,6 +75,11 @@ INFRA = (
     "grpc",
 )
 _INFRA = re.compile(r"\b(" + "|".join(INFRA) + r")\b")
+# In an ASCII text an ``_INFRA`` match is a whole run of word characters (each name is one):
+# the runs come from ``bytes.translate`` + ``split`` and are looked up in a set, all in C
+# (~3x faster than the pattern, tried at every position); the same tags, in the same order.
+_INFRA_NAMES = frozenset(name.encode("ascii") for name in INFRA)
+_WORD_BYTES = bytes(c if c < 128 and (chr(c).isalnum() or c == ord("_")) else 32 for c in range(256))
 _EXTENSIONS = "py|ts|tsx|js|jsx|go|rs|java|kt|rb|php|cs|cpp|c|h|sql|yaml|yml|json|toml|md|sh|tf"
 _EXT = re.compile(r"\b[\w./-]+\.(" + _EXTENSIONS + r")\b")
 #: how every ``_EXT`` match ends; it starts with a literal, which the engine finds fast, while
@@ -105,7 +110,11 @@ def auto_tags(content: str, content_type: str) -> list[str]:
     lowered = content.lower()
     if _EXT_END.search(content):
         tags += [f".{ext}" for ext in dict.fromkeys(m.group(1) for m in _EXT.finditer(content))]
-    tags += list(dict.fromkeys(m.group(1) for m in _INFRA.finditer(lowered)))
+    if lowered.isascii():
+        runs = lowered.encode("ascii").translate(_WORD_BYTES).split()
+        tags += [name.decode("ascii") for name in dict.fromkeys(filter(_INFRA_NAMES.__contains__, runs))]
+    else:
+        tags += list(dict.fromkeys(m.group(1) for m in _INFRA.finditer(lowered)))
     if _URL.search(content):
         tags.append("reference")
     return list(dict.fromkeys(tags))
