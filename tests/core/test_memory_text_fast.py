@@ -8,6 +8,9 @@ import json
 import random
 import re
 from pathlib import Path
+from re import _constants as sre  # type: ignore[attr-defined]
+from re import _parser as sre_parse  # type: ignore[attr-defined]
+from typing import Any
 
 import pytest
 
@@ -110,6 +113,25 @@ def test_content_type_and_tags_as_before() -> None:
     for text in texts:
         assert mtext.detect_type(text) == detect_type_before(text), text[:200]
         assert mtext.auto_tags(text, "prose") == auto_tags_before(text, "prose"), text[:200]
+
+
+def test_line_start_patterns_only_match_at_a_line_start() -> None:
+    """What ``_search`` tries only at line starts: every branch begins with ``(?m)^``."""
+
+    def at_start(seq: list[Any]) -> bool:  # ``^`` (a line start with MULTILINE) heads every branch
+        op, av = seq[0]
+        if op is sre.BRANCH:
+            return all(at_start(list(branch)) for branch in av[1])
+        return op is sre.AT and av is sre.AT_BEGINNING
+
+    assert len(mtext._AT_LINE_START) == 4
+    for pattern in mtext._AT_LINE_START:
+        assert pattern.flags & re.MULTILINE
+        assert at_start(list(sre_parse.parse(pattern.pattern, pattern.flags))), pattern.pattern
+    assert not at_start(list(sre_parse.parse("^a|b")))
+    many = "prose line\n" * (mtext.LINES_MAX + 5)
+    for text in (many + "  error : x", many + "def f():", many, "x\n\n \n  Error :", "a\ndef"):
+        assert mtext.detect_type(text) == detect_type_before(text)
 
 
 def test_token_counts_as_before() -> None:
