@@ -299,3 +299,21 @@ def test_long_texts_take_the_plain_path_with_the_same_result() -> None:
     for line in long_lines:
         for text in (line, line + "\n" + secrets):
             assert fast.redact(text) == full_rules(text)
+
+
+def test_short_clean_texts_are_kept_and_secrets_never(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A short text redaction left as it was is found again in ``_CLEAN``, with the same result
+    every time; a text that held a secret is never kept."""
+    secrets = [text for text, _ in CORPUS.values() if len(text) <= fast.CLEAN_MAX_CHARS]
+    assert len(secrets) > 10
+    clean = ["cache", "token", "ſession", "auth-flow", "é", " x ", "key: value", "a" * fast.CLEAN_MAX_CHARS]
+    monkeypatch.setattr(fast, "_CLEAN", set())
+    for _ in range(2):
+        for text in secrets + clean:
+            assert fast.redact(text) == full_rules(text), text
+    assert set(clean) == fast._CLEAN
+    assert not fast._CLEAN & set(secrets)
+    monkeypatch.setattr(fast, "CLEAN_KEPT", 2)  # full: it starts again
+    for text in clean:
+        assert fast.redact(text + "!") == text + "!"
+    assert len(fast._CLEAN) <= 2

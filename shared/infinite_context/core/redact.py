@@ -304,10 +304,31 @@ def _pem_bodies(text: str) -> str:
     return out[1:]
 
 
+#: short texts that redaction left as they were (tags, short summaries: they repeat, and even
+#: a clean one costs ~7 µs), found again by a set lookup. Only clean texts are kept (never one
+#: that held a secret), at most CLEAN_KEPT (then the set starts again).
+CLEAN_MAX_CHARS = 100
+CLEAN_KEPT = 4_096
+_CLEAN: set[str] = set()
+
+
 def redact(text: str) -> str:
     """Return ``text`` with every recognised secret replaced."""
     if not text:
         return text
+    if len(text) > CLEAN_MAX_CHARS:
+        return _redact(text)
+    if text in _CLEAN:
+        return text
+    done = _redact(text)
+    if done == text:
+        if len(_CLEAN) >= CLEAN_KEPT:
+            _CLEAN.clear()
+        _CLEAN.add(text)
+    return done
+
+
+def _redact(text: str) -> str:
     view = _View(text)
     k = 0
     while k < len(view.steps):
