@@ -160,3 +160,35 @@ def test_search_terms_as_before(monkeypatch: pytest.MonkeyPatch) -> None:
         text = f"{text} new{n}Word {text}"  # a word not seen yet, and words seen
         assert core_text.terms(text) == core_text._word_terms(text), text[:200]
     assert len(core_text._WORD_TERMS) <= 3
+
+
+def test_tag_terms_as_before(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A tag's index terms from ``_TAG_TERMS`` equal the expression written before issue 19."""
+
+    def before(tags: list[str]) -> list[str]:
+        return [w for tag in tags for term in core_text.terms(tag.lstrip(".")) or [tag] for w in term.split()]
+
+    tags = [
+        "c++",
+        ".py",
+        "a b",
+        "",
+        " ",
+        "parseHTTP",
+        "naïve café",
+        "ſession",
+        "x",
+        "the",
+        "k8s",
+        "..",
+        "a\tb",
+    ]
+    rng = random.Random(3)
+    lists = [[rng.choice(tags) for _ in range(rng.randint(0, 5))] for _ in range(300)] + [tags]
+    for found in lists:
+        assert mtext.index_terms("body", None, found)[1] == before(found), found
+    monkeypatch.setattr(mtext, "_TAG_TERMS", mtext._TagTerms())
+    monkeypatch.setattr(mtext, "TAGS_KEPT", 2)  # the cache emptied again and again
+    for found in lists:
+        assert mtext.index_terms("body", "summary", found)[1] == before(found), found
+    assert len(mtext._TAG_TERMS) <= 2
