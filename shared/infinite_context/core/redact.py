@@ -164,7 +164,8 @@ class _View:
         if not self.anchored:  # every rule, each over its keyword lines, as one regex pass
             self.steps = _STEPS
             return
-        keywords = frozenset(k for k in _KEYWORDS if k in self.low)
+        low = self.low  # (read once: the property, called for each keyword, cost ~10 µs a note)
+        keywords = frozenset(k for k in _KEYWORDS if k in low)
         #: the text's words of at least WORD_MIN_CHARS characters ("" when none: most notes)
         words = " ".join(w for w in text.split() if len(w) >= WORD_MIN_CHARS)
         admitted: frozenset[int] | None = frozenset()
