@@ -160,6 +160,11 @@ def test_search_terms_as_before(monkeypatch: pytest.MonkeyPatch) -> None:
         text = f"{text} new{n}Word {text}"  # a word not seen yet, and words seen
         assert core_text.terms(text) == core_text._word_terms(text), text[:200]
     assert len(core_text._WORD_TERMS) <= 3
+    # a long word (a base64 blob) is worked out, not kept
+    blob = "QmFzZTY0" * 40
+    assert core_text.terms(f"xy {blob} yz") == core_text._word_terms(f"xy {blob} yz")
+    assert blob.encode() not in core_text._WORD_TERMS
+    assert all(len(word) <= core_text.WORD_KEPT_CHARS for word in core_text._WORD_TERMS)
 
 
 def test_tag_terms_as_before(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -192,3 +197,6 @@ def test_tag_terms_as_before(monkeypatch: pytest.MonkeyPatch) -> None:
     for found in lists:
         assert mtext.index_terms("body", "summary", found)[1] == before(found), found
     assert len(mtext._TAG_TERMS) <= 2
+    long_tag = "t" * (mtext.TAG_KEPT_CHARS + 1)
+    assert mtext.index_terms("body", None, [long_tag])[1] == before([long_tag])
+    assert long_tag not in mtext._TAG_TERMS

@@ -40,8 +40,10 @@ COMPARE_STOP_WORDS = FUNCTION_WORDS | PHRASING_WORDS
 
 #: the ASCII characters of an identifier kept, every other byte made a space (``terms``)
 _RUN_CHARS = bytes(c if c < 128 and (chr(c).isalnum() or chr(c) in "_'") else 32 for c in range(256))
-#: distinct words whose terms ``_WordTerms`` keeps (then it starts again: ~2-3 MB at most)
+#: distinct words whose terms ``_WordTerms`` keeps (then it starts again: ~4 MB at most), of
+#: at most WORD_KEPT_CHARS characters each (a base64 blob in a tool output is one long word)
 WORDS_KEPT = 20_000
+WORD_KEPT_CHARS = 64
 
 
 class _WordTerms(dict[str | bytes, tuple[str, ...]]):
@@ -50,9 +52,11 @@ class _WordTerms(dict[str | bytes, tuple[str, ...]]):
     them up in C (``map``) costs less than splitting each in Python."""
 
     def __missing__(self, word: str | bytes) -> tuple[str, ...]:
-        if len(self) >= WORDS_KEPT:
-            self.clear()
-        self[word] = found = tuple(_word_terms(word if isinstance(word, str) else word.decode("ascii")))
+        found = tuple(_word_terms(word if isinstance(word, str) else word.decode("ascii")))
+        if len(word) <= WORD_KEPT_CHARS:
+            if len(self) >= WORDS_KEPT:
+                self.clear()
+            self[word] = found
         return found
 
 

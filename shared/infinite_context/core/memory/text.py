@@ -168,8 +168,10 @@ def _tag_terms(tag: str) -> tuple[str, ...]:
     return tuple(word for term in terms(tag.lstrip(".")) or [tag] for word in term.split())
 
 
-#: distinct tags whose terms ``_TagTerms`` keeps (then it starts again)
+#: distinct tags whose terms ``_TagTerms`` keeps (then it starts again), of at most
+#: TAG_KEPT_CHARS characters each (the longest a tag may be)
 TAGS_KEPT = 4_096
+TAG_KEPT_CHARS = 100
 
 
 class _TagTerms(dict[str, tuple[str, ...]]):
@@ -177,9 +179,11 @@ class _TagTerms(dict[str, tuple[str, ...]]):
     (~2 µs; a ``store`` indexes three or four)."""
 
     def __missing__(self, tag: str) -> tuple[str, ...]:
-        if len(self) >= TAGS_KEPT:
-            self.clear()
-        self[tag] = found = _tag_terms(tag)
+        found = _tag_terms(tag)
+        if len(tag) <= TAG_KEPT_CHARS:
+            if len(self) >= TAGS_KEPT:
+                self.clear()
+            self[tag] = found
         return found
 
 
