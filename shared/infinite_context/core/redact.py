@@ -212,19 +212,19 @@ def _sub_at(
     segment: str,
     found: tuple[str, ...],
     folded: bool,
-    bound: int | None = None,
+    end: int | None = None,
 ) -> str:
     """``pattern.sub(replace, segment)``, trying the pattern only where one of its starts
     occurs: every match begins at one, so the matches (leftmost first, none overlapping) are
-    the ones ``sub`` finds. With ``bound``, no match begins after it (``Rule.assigns``): the
-    places after it are not tried."""
+    the ones ``sub`` finds. With ``end``, only the starts that end by it are looked for (no
+    match begins after the last ``Rule.assigns`` character: ``_step`` adds the longest start)."""
     hay = segment
     if folded:
         if not segment.isascii():  # ``(?i)`` matches a few non-ASCII letters: the full scan
             return pattern.sub(replace, segment)
         hay = segment.lower()
     places: set[int] = set()
-    end = len(hay) if bound is None else bound + 1
+    end = len(hay) if end is None else end
     for start in found:
         at = hay.find(start, 0, end)
         while at != -1:
@@ -372,7 +372,8 @@ def _step(step: _Step, text: str, view: _View) -> str:
         elif step.found is None or not view.anchored:
             done = rule.pattern.sub(step.replace, segment)
         else:
-            cut = None if bound is None else bound - start
+            # a place at or before the bound, with a start of any length, ends by ``cut``
+            cut = None if bound is None else bound - start + max(map(len, step.found))
             done = _sub_at(rule.pattern, step.replace, segment, step.found, step.folded, cut)
         changed |= done is not segment
         parts += [text[last:start], done]
