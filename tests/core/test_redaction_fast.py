@@ -165,6 +165,41 @@ def test_within_word_rules_match_one_long_word(rule: Rule) -> None:
     assert not [piece for piece in consumers(list(parsed)) if matches_whitespace(*piece)]
 
 
+def holds(seq: list[Any], chars: tuple[str, ...]) -> bool:
+    """Every way of matching ``seq`` consumes one of ``chars`` (a piece taken every time)."""
+    for op, av in seq:
+        if op is sre.LITERAL and chr(av) in chars:
+            return True
+        if op is sre.IN and all(item_op is sre.LITERAL and chr(code) in chars for item_op, code in av):
+            return True
+        if op is sre.SUBPATTERN and holds(list(av[3]), chars):
+            return True
+        if op is sre.ATOMIC_GROUP and holds(list(av), chars):
+            return True
+        if op is sre.BRANCH and all(holds(list(branch), chars) for branch in av[1]):
+            return True
+        repeat = op in (sre.MAX_REPEAT, sre.MIN_REPEAT, sre.POSSESSIVE_REPEAT)
+        if repeat and av[0] >= 1 and holds(list(av[2]), chars):
+            return True
+    return False
+
+
+@pytest.mark.parametrize("rule", [r for r in RULES if r.assigns], ids=_label)
+def test_every_match_holds_one_of_its_assigns(rule: Rule) -> None:
+    assert rule.assigns is not None and rule.keywords is not None
+    assert holds(list(sre_parse.parse(rule.pattern.pattern, rule.pattern.flags)), rule.assigns)
+    # and none of them is a letter, which ``(?i)`` could match in another case
+    assert not any(c.lower() != c.upper() for c in "".join(rule.assigns))
+
+
+def test_holds_reads_what_a_match_must_take() -> None:
+    def check(pattern: str) -> bool:
+        return holds(list(sre_parse.parse(pattern)), (":", "="))
+
+    assert check(r"ab\s*=") and check(r"a(?:[:=]|=>)") and check(r"(x)+:")
+    assert not check(r"a=?") and not check(r"a(?:=|\s+)") and not check(r"a[:=x]") and not check("(=)*")
+
+
 def _fixture_lines(size: int = 2_000, per_file: int = 300_000) -> list[str]:
     """The lines of every fixture transcript (the first ``per_file`` characters of each: the
     full rules take ~0.7 s a megabyte), in pieces of ``size`` characters (a tool output is one
@@ -223,6 +258,19 @@ def test_fast_path_equals_the_full_rules_on_secrets() -> None:
         "password=hunter2 and token: abcdef123456 and ſession_key=Zx9q8w7e6r5t",
         'Authorization: Bearer eyJhbGciOi12345678 "x-api-key": "k3y-v4lue-99"',
         "[REDACTED:openai-key] sk-" + "a" * 30,
+        # the ``assigns`` gate: the last ``:`` or ``=`` before, among and after the names
+        "Error: parse failed: session token cache token_secret Zq8xW3rT5yU7iO9pLk2",
+        "Error: parse failed: session token=Zq8xW3rT5yU7iO9pLk2 cache token",
+        "note: x\nsession token api_key Zq8xW3rT5yU7iO9pLk2\naws_session_token: Zq8xW3rT5yU7iO9pLk2",
+        "token\nAPI_TOKEN=Zq8xW3rT5yU7iO9pLk2\nsession",
+        "see https://h.example/p?token=Zq8xW3rT5yU7iO9pLk2 and token later",
+        "token: ",
+        ":token",
+        "=" + "token " * 40 + "password = hunter22secret",
+        "ſession_token: Zq8xW3rT5yU7iO9pLk2 then token",
+        "--password hunter22x and token",
+        "password hunter22x and -token",
+        'x "Zq8xW3rT5yU7iO9pLk2Zq8xW3rT5yU7iO9pLk2AbC1" token',
     ]
     for text in texts:
         assert fast.redact(text) == full_rules(text), text
@@ -251,3 +299,21 @@ def test_long_texts_take_the_plain_path_with_the_same_result() -> None:
     for line in long_lines:
         for text in (line, line + "\n" + secrets):
             assert fast.redact(text) == full_rules(text)
+
+
+def test_short_clean_texts_are_kept_and_secrets_never(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A short text redaction left as it was is found again in ``_CLEAN``, with the same result
+    every time; a text that held a secret is never kept."""
+    secrets = [text for text, _ in CORPUS.values() if len(text) <= fast.CLEAN_MAX_CHARS]
+    assert len(secrets) > 10
+    clean = ["cache", "token", "ſession", "auth-flow", "é", " x ", "key: value", "a" * fast.CLEAN_MAX_CHARS]
+    monkeypatch.setattr(fast, "_CLEAN", set())
+    for _ in range(2):
+        for text in secrets + clean:
+            assert fast.redact(text) == full_rules(text), text
+    assert set(clean) == fast._CLEAN
+    assert not fast._CLEAN & set(secrets)
+    monkeypatch.setattr(fast, "CLEAN_KEPT", 2)  # full: it starts again
+    for text in clean:
+        assert fast.redact(text + "!") == text + "!"
+    assert len(fast._CLEAN) <= 2

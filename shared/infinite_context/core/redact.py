@@ -13,8 +13,12 @@ PostToolUse hook redacts every result it stores. Every memory item is redacted t
 note must cost little (issue 19: ~150 µs for 500 characters was a third of a ``store``): a
 provider token's rule runs only when the text has a long enough word holding one of its literal
 starts (``redact_starts``), and a rule over keyword lines is tried only at the places one of
-its starts occurs. Both are exact: a rule is skipped only where it cannot match, so the result
-is the same as running every rule (``tests/core/test_redaction_fast.py`` compares the two).
+its starts occurs, and before the text's last ``=`` or ``:`` when every match holds one
+(``Rule.assigns``: a note full of words such as ``token`` with one ``Error:`` up front took
+~50 µs of rules over keyword lines). All are exact: a rule is skipped only where it cannot
+match, so the result is the same as running every rule (``tests/core/test_redaction_fast.py``
+compares the two). The steps a text needs are chosen once per (keywords present, long-word
+rules admitted): notes repeat a few such pairs.
 """
 
 from __future__ import annotations
@@ -73,6 +77,7 @@ class _Step:
     folded: bool  # the pattern ignores case (an enum operation: not once a call)
     #: ``Rule.needs`` without those holding another one (``PASSWORD`` holds ``PASS``)
     needs: tuple[str, ...] | None
+    assigns: tuple[str, ...] | None  # ``Rule.assigns``
 
 
 _STEPS = [
@@ -84,6 +89,7 @@ _STEPS = [
         starts(rule.pattern),
         bool(rule.pattern.flags & re.IGNORECASE),
         None if rule.needs is None else _shortest(rule.needs),
+        rule.assigns,
     )
     for n, rule in enumerate(RULES)
 ]
@@ -105,6 +111,9 @@ GATED_MAX = 8_000
 WORDS_MAX = 80
 #: more places than this for one rule in one segment: one regex pass instead
 PLACES_MAX = 24
+#: a keyword rule with at most this many starts is skipped when none occurs in the text (a
+#: scan each), before its keyword lines are found (``password-flag``: a ``-``)
+FEW_STARTS = 3
 _WORD_STARTS = sorted(
     {start for s in _WORD_STEPS if s.order not in _UNGATED for start in s.found or ()},
     key=lambda start: (-len(start), start),
@@ -122,6 +131,26 @@ _ADMITS = {
 }
 
 
+#: the steps ``_View`` chose for (the ``within_word`` steps admitted, None: all; the keywords
+#: present), kept: notes repeat their few pairs, and choosing took ~45 set tests and a sort
+_CHOSEN: dict[tuple[frozenset[int] | None, frozenset[str]], list[_Step]] = {}
+CHOSEN_MAX = 1_024
+
+
+def _chosen(admitted: frozenset[int] | None, keywords: frozenset[str]) -> list[_Step]:
+    key = (admitted, keywords)
+    chosen = _CHOSEN.get(key)
+    if chosen is None:
+        steps = _STEPS if admitted is None else _SHORT
+        if admitted:
+            steps = sorted(_SHORT + [_STEPS[n] for n in admitted], key=lambda s: s.order)
+        chosen = [s for s in steps if s.keywords is None or not keywords.isdisjoint(s.keywords)]
+        if len(_CHOSEN) >= CHOSEN_MAX:
+            _CHOSEN.clear()
+        _CHOSEN[key] = chosen
+    return chosen
+
+
 class _View:
     """What the gates read of the current text, made once per version of it (a rule that
     replaces something makes a new one)."""
@@ -129,27 +158,28 @@ class _View:
     def __init__(self, text: str) -> None:
         self.text = text
         self._low: str | None = None
+        self._last: dict[tuple[str, ...], int] = {}
         #: try a rule only at the places one of its starts occurs (a short text)
         self.anchored = len(text) <= GATED_MAX
         if not self.anchored:  # every rule, each over its keyword lines, as one regex pass
             self.steps = _STEPS
             return
-        keywords = frozenset(k for k in _KEYWORDS if k in self.low)
+        low = self.low  # (read once: the property, called for each keyword, cost ~10 µs a note)
+        keywords = frozenset(k for k in _KEYWORDS if k in low)
         #: the text's words of at least WORD_MIN_CHARS characters ("" when none: most notes)
         words = " ".join(w for w in text.split() if len(w) >= WORD_MIN_CHARS)
-        steps = _SHORT
+        admitted: frozenset[int] | None = frozenset()
         if len(words) > WORDS_MAX:
-            steps = _STEPS
+            admitted = None
         elif words:
-            admitted = set(_UNGATED)
+            found = set(_UNGATED)
             match = _WORD_START.search(words)
             while match is not None:
-                admitted |= _ADMITS[match.group()]
+                found |= _ADMITS[match.group()]
                 match = _WORD_START.search(words, match.start() + 1)
-            if admitted:
-                steps = sorted(_SHORT + [_STEPS[n] for n in admitted], key=lambda s: s.order)
+            admitted = frozenset(found)
         #: the steps worth trying, in table order: no keyword rule none of whose keywords occurs
-        self.steps = [s for s in steps if s.keywords is None or not keywords.isdisjoint(s.keywords)]
+        self.steps = _chosen(admitted, keywords)
 
     @property
     def low(self) -> str:
@@ -158,6 +188,14 @@ class _View:
             text = self.text
             self._low = text.lower() if text.isascii() else text.encode("ascii", "replace").lower().decode()
         return self._low
+
+    def last(self, chars: tuple[str, ...]) -> int:
+        """Where the last of ``chars`` is in the text (-1: none is): a match of a rule whose
+        every match holds one of them (``Rule.assigns``) begins at or before it."""
+        found = self._last.get(chars)
+        if found is None:
+            found = self._last[chars] = max(self.text.rfind(c) for c in chars)
+        return found
 
 
 def _occurs(found: tuple[str, ...], text: str, folded: bool) -> bool:
@@ -174,21 +212,24 @@ def _sub_at(
     segment: str,
     found: tuple[str, ...],
     folded: bool,
+    end: int | None = None,
 ) -> str:
     """``pattern.sub(replace, segment)``, trying the pattern only where one of its starts
     occurs: every match begins at one, so the matches (leftmost first, none overlapping) are
-    the ones ``sub`` finds."""
+    the ones ``sub`` finds. With ``end``, only the starts that end by it are looked for (no
+    match begins after the last ``Rule.assigns`` character: ``_step`` adds the longest start)."""
     hay = segment
     if folded:
         if not segment.isascii():  # ``(?i)`` matches a few non-ASCII letters: the full scan
             return pattern.sub(replace, segment)
         hay = segment.lower()
     places: set[int] = set()
+    end = len(hay) if end is None else end
     for start in found:
-        at = hay.find(start)
+        at = hay.find(start, 0, end)
         while at != -1:
             places.add(at)
-            at = hay.find(start, at + 1)
+            at = hay.find(start, at + 1, end)
         if len(places) > PLACES_MAX:
             return pattern.sub(replace, segment)
     parts: list[str] = []
@@ -264,10 +305,31 @@ def _pem_bodies(text: str) -> str:
     return out[1:]
 
 
+#: short texts that redaction left as they were (tags, short summaries: they repeat, and even
+#: a clean one costs ~7 µs), found again by a set lookup. Only clean texts are kept (never one
+#: that held a secret), at most CLEAN_KEPT (then the set starts again).
+CLEAN_MAX_CHARS = 100
+CLEAN_KEPT = 4_096
+_CLEAN: set[str] = set()
+
+
 def redact(text: str) -> str:
     """Return ``text`` with every recognised secret replaced."""
     if not text:
         return text
+    if len(text) > CLEAN_MAX_CHARS:
+        return _redact(text)
+    if text in _CLEAN:
+        return text
+    done = _redact(text)
+    if done == text:
+        if len(_CLEAN) >= CLEAN_KEPT:
+            _CLEAN.clear()
+        _CLEAN.add(text)
+    return done
+
+
+def _redact(text: str) -> str:
     view = _View(text)
     k = 0
     while k < len(view.steps):
@@ -285,21 +347,34 @@ def _step(step: _Step, text: str, view: _View) -> str:
     """``text`` after one rule (the same object when it replaced nothing)."""
     rule = step.rule
     if step.keywords is None:
-        if step.found is not None and not rule.within_word and not _occurs(step.found, text, step.folded):
+        # (a ``within_word`` rule was admitted by its starts, unless it is ungated: ``high-entropy``
+        # begins with a quote, which a note often lacks)
+        gated = rule.within_word and step.order not in _UNGATED
+        if step.found is not None and not gated and not _occurs(step.found, text, step.folded):
             return text
         return rule.pattern.sub(step.replace, text)  # the same object when nothing matched
+    bound = None if step.assigns is None else view.last(step.assigns)
+    if bound is not None and bound < 0:  # no match: each holds one of ``assigns``
+        return text
+    few = step.found is not None and len(step.found) <= FEW_STARTS
+    if few and step.found is not None and not _occurs(step.found, text, step.folded):
+        return text  # none of its starts occurs: cheaper than finding its keyword lines
     spans = _keyword_lines(view.low, step.keywords)
     parts: list[str] = []
     last = 0
     changed = False
     for start, end in spans:
+        if bound is not None and start > bound:  # this line and those after hold none of ``assigns``
+            break
         segment = text[start:end]
         if step.needs is not None and not any(need in segment for need in step.needs):
             done = segment
         elif step.found is None or not view.anchored:
             done = rule.pattern.sub(step.replace, segment)
         else:
-            done = _sub_at(rule.pattern, step.replace, segment, step.found, step.folded)
+            # a place at or before the bound, with a start of any length, ends by ``cut``
+            cut = None if bound is None else bound - start + max(map(len, step.found))
+            done = _sub_at(rule.pattern, step.replace, segment, step.found, step.folded, cut)
         changed |= done is not segment
         parts += [text[last:start], done]
         last = end

@@ -49,6 +49,11 @@ class Rule:
     within_word: bool = False
     #: every match holds one of these texts (case as written): a line without one is skipped
     needs: tuple[str, ...] | None = None
+    #: every match holds one of these characters (``name = value``: its ``=`` or ``:``), so a
+    #: match begins before the text's last one: a text or line without one is skipped, and so is
+    #: every place after the last one (a note full of words such as ``token`` and ``session``
+    #: with one ``Error:`` at its start); checked against each pattern by a test
+    assigns: tuple[str, ...] | None = None
 
 
 #: the shortest match of a ``within_word`` rule (a Slack token: ``xoxb-`` and 10 characters)
@@ -230,6 +235,7 @@ RULES: list[Rule] = [
             r"""["']?\s*(?:[:=]|=>)\s*["']?)([A-Za-z0-9/+=]{16,})"""
         ),
         2,
+        assigns=(":", "="),
     ),
     _token("aws-session-token", r"(?:FwoGZXIvYXdz|IQoJb3JpZ2lu)[A-Za-z0-9/+=]{40,}"),
     _token("google-key", r"AIza[0-9A-Za-z_\-]{35}"),
@@ -397,6 +403,7 @@ RULES: list[Rule] = [
         ),
         2,
         _value(_not_placeholder),
+        assigns=("=",),
     ),
     # -- name = value: .env lines, YAML, JSON, code, ``label: name = value``
     Rule(
@@ -406,6 +413,7 @@ RULES: list[Rule] = [
         2,
         lambda m: _at_line_start(m) and named_value(m),
         needs=tuple(word.removesuffix("S?") for word in _ENV_WORDS.split("|")),
+        assigns=("=",),
     ),
     Rule(
         "secret",
@@ -415,6 +423,7 @@ RULES: list[Rule] = [
         _r(r"(?i)(" + _SECRET_NAME + _ASSIGN + r")(?!\[REDACTED)" + _VALUE + r"(?!\s*(?::=|=>|[:=]))"),
         2,
         named_value,
+        assigns=(":", "="),
     ),
     # -- detect-secrets' high-entropy base64 check, on quoted strings
     Rule(

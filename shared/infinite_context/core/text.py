@@ -17,6 +17,7 @@ existing index would no longer match the queries.
 from __future__ import annotations
 
 import re
+from itertools import chain
 
 _IDENTIFIER = re.compile(r"[A-Za-z0-9]+(?:[_'][A-Za-z0-9]+)*")
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
@@ -37,9 +38,49 @@ PHRASING_WORDS = frozenset(
 COMPARE_STOP_WORDS = FUNCTION_WORDS | PHRASING_WORDS
 
 
+#: the ASCII characters of an identifier kept, every other byte made a space (``terms``)
+_RUN_CHARS = bytes(c if c < 128 and (chr(c).isalnum() or chr(c) in "_'") else 32 for c in range(256))
+#: distinct words whose terms ``_WordTerms`` keeps (then it starts again: ~4 MB at most), of
+#: at most WORD_KEPT_CHARS characters each (a base64 blob in a tool output is one long word)
+WORDS_KEPT = 20_000
+WORD_KEPT_CHARS = 64
+
+
+class _WordTerms(dict[str | bytes, tuple[str, ...]]):
+    """The terms of one word (an identifier, or the ASCII bytes of a run of identifier
+    characters), worked out on first use: a note's words repeat (a vocabulary), and looking
+    them up in C (``map``) costs less than splitting each in Python."""
+
+    def __missing__(self, word: str | bytes) -> tuple[str, ...]:
+        found = tuple(_word_terms(word if isinstance(word, str) else word.decode("ascii")))
+        if len(word) <= WORD_KEPT_CHARS:
+            if len(self) >= WORDS_KEPT:
+                self.clear()
+            self[word] = found
+        return found
+
+
+_WORD_TERMS = _WordTerms()
+
+
 def terms(text: str) -> list[str]:
     """Search terms: lowercase words, identifiers split on camelCase and snake_case (the whole
-    identifier kept too), stop words and one-character words dropped."""
+    identifier kept too), stop words and one-character words dropped.
+
+    Word by word (each word's terms depend on it alone), from ``_WORD_TERMS``; an ASCII text's
+    words are found by ``bytes.translate`` + ``split`` (the runs of identifier characters: no
+    identifier spans two, and ``_word_terms`` reads each run as the pattern would), ~2.5x faster
+    than the pattern and a Python loop on a 500-character note, the same list
+    (``tests/core/test_memory_text_fast.py`` compares them)."""
+    if text.isascii():
+        runs: list[str] | list[bytes] = text.encode("ascii").translate(_RUN_CHARS).split()
+    else:
+        runs = _IDENTIFIER.findall(text)
+    return list(chain.from_iterable(map(_WORD_TERMS.__getitem__, runs)))
+
+
+def _word_terms(text: str) -> list[str]:
+    """``terms`` as a loop over the identifiers of ``text``: what ``_WORD_TERMS`` keeps for one."""
     out: list[str] = []
     for word in _IDENTIFIER.findall(text):
         if "_" not in word and (word.islower() or word.isdigit() or word[1:].islower()):
