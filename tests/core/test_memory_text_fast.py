@@ -155,7 +155,7 @@ def test_search_terms_as_before(monkeypatch: pytest.MonkeyPatch) -> None:
     texts = _texts() + EDGES + fuzz
     for text in texts:
         assert core_text.terms(text) == core_text._word_terms(text), text[:200]
-    monkeypatch.setattr(core_text, "WORDS_KEPT", 3)  # the cache emptied again and again
+    monkeypatch.setattr(core_text._WORD_TERMS, "size", 3)  # the cache emptied again and again
     for n, text in enumerate(fuzz[:300]):
         text = f"{text} new{n}Word {text}"  # a word not seen yet, and words seen
         assert core_text.terms(text) == core_text._word_terms(text), text[:200]
@@ -192,8 +192,7 @@ def test_tag_terms_as_before(monkeypatch: pytest.MonkeyPatch) -> None:
     lists = [[rng.choice(tags) for _ in range(rng.randint(0, 5))] for _ in range(300)] + [tags]
     for found in lists:
         assert mtext.index_terms("body", None, found)[1] == before(found), found
-    monkeypatch.setattr(mtext, "_TAG_TERMS", mtext._TagTerms())
-    monkeypatch.setattr(mtext, "TAGS_KEPT", 2)  # the cache emptied again and again
+    monkeypatch.setattr(mtext, "_TAG_TERMS", core_text.Memo(mtext._tag_terms, 2, mtext.TAG_KEPT_CHARS))
     for found in lists:
         assert mtext.index_terms("body", "summary", found)[1] == before(found), found
     assert len(mtext._TAG_TERMS) <= 2

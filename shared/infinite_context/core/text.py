@@ -17,7 +17,9 @@ existing index would no longer match the queries.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from itertools import chain
+from typing import Generic, TypeVar
 
 _IDENTIFIER = re.compile(r"[A-Za-z0-9]+(?:[_'][A-Za-z0-9]+)*")
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
@@ -40,27 +42,40 @@ COMPARE_STOP_WORDS = FUNCTION_WORDS | PHRASING_WORDS
 
 #: the ASCII characters of an identifier kept, every other byte made a space (``terms``)
 _RUN_CHARS = bytes(c if c < 128 and (chr(c).isalnum() or chr(c) in "_'") else 32 for c in range(256))
-#: distinct words whose terms ``_WordTerms`` keeps (then it starts again: ~4 MB at most), of
-#: at most WORD_KEPT_CHARS characters each (a base64 blob in a tool output is one long word)
-WORDS_KEPT = 20_000
-WORD_KEPT_CHARS = 64
+K = TypeVar("K", bound=str | bytes)
+V = TypeVar("V")
 
 
-class _WordTerms(dict[str | bytes, tuple[str, ...]]):
-    """The terms of one word (an identifier, or the ASCII bytes of a run of identifier
-    characters), worked out on first use: a note's words repeat (a vocabulary), and looking
-    them up in C (``map``) costs less than splitting each in Python."""
+class Memo(dict[K, V], Generic[K, V]):
+    """``memo[key]`` is ``work(key)``, worked out on first use and kept for next time when
+    ``key`` is at most ``longest`` long; ``size`` kept, the memo starts again (bounded memory
+    whatever the input). Looked up in C (``map(memo.__getitem__, keys)``): cheaper than a
+    Python call a key."""
 
-    def __missing__(self, word: str | bytes) -> tuple[str, ...]:
-        found = tuple(_word_terms(word if isinstance(word, str) else word.decode("ascii")))
-        if len(word) <= WORD_KEPT_CHARS:
-            if len(self) >= WORDS_KEPT:
+    def __init__(self, work: Callable[[K], V], size: int, longest: int) -> None:
+        super().__init__()
+        self.work, self.size, self.longest = work, size, longest
+
+    def __missing__(self, key: K) -> V:
+        found = self.work(key)
+        if len(key) <= self.longest:
+            if len(self) >= self.size:
                 self.clear()
-            self[word] = found
+            self[key] = found
         return found
 
 
-_WORD_TERMS = _WordTerms()
+#: distinct words whose terms ``_WORD_TERMS`` keeps (~4 MB at most), of at most WORD_KEPT_CHARS
+#: characters each (a base64 blob in a tool output is one long word)
+WORDS_KEPT = 20_000
+WORD_KEPT_CHARS = 64
+#: the terms of one word (an identifier, or the ASCII bytes of a run of identifier characters):
+#: a note's words repeat (a vocabulary)
+_WORD_TERMS: Memo[str | bytes, tuple[str, ...]] = Memo(
+    lambda word: tuple(_word_terms(word if isinstance(word, str) else word.decode("ascii"))),
+    WORDS_KEPT,
+    WORD_KEPT_CHARS,
+)
 
 
 def terms(text: str) -> list[str]:

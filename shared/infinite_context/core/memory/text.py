@@ -11,7 +11,7 @@ import re
 from collections.abc import Callable
 from itertools import chain
 
-from ..text import terms
+from ..text import Memo, terms
 from .model import ContentType
 
 
@@ -168,23 +168,9 @@ def _tag_terms(tag: str) -> tuple[str, ...]:
     return tuple(word for term in terms(tag.lstrip(".")) or [tag] for word in term.split())
 
 
-#: distinct tags whose terms ``_TagTerms`` keeps (then it starts again), of at most
-#: TAG_KEPT_CHARS characters each (the longest a tag may be)
+#: distinct tags whose terms ``_TAG_TERMS`` keeps, of at most TAG_KEPT_CHARS characters each
+#: (the longest a tag may be)
 TAGS_KEPT = 4_096
 TAG_KEPT_CHARS = 100
-
-
-class _TagTerms(dict[str, tuple[str, ...]]):
-    """A tag's terms, worked out on first use: tags repeat, and each took a ``terms`` call
-    (~2 µs; a ``store`` indexes three or four)."""
-
-    def __missing__(self, tag: str) -> tuple[str, ...]:
-        found = _tag_terms(tag)
-        if len(tag) <= TAG_KEPT_CHARS:
-            if len(self) >= TAGS_KEPT:
-                self.clear()
-            self[tag] = found
-        return found
-
-
-_TAG_TERMS = _TagTerms()
+#: a tag's terms: tags repeat, and each took a ``terms`` call (~2 µs; a ``store`` indexes 3-4)
+_TAG_TERMS: Memo[str, tuple[str, ...]] = Memo(_tag_terms, TAGS_KEPT, TAG_KEPT_CHARS)
