@@ -209,3 +209,27 @@ def test_one_key_line_left_by_a_cut_is_redacted_but_prose_is_not() -> None:
         assert not any(s[:20] in redact(cut) for s in secrets), cut
     camel = "x\n" + "ThisIsAPlainSentenceWithoutSpacesButItIsNotRandomAtAllReallyOk12"
     assert redact(camel) == camel
+
+
+def test_a_log_line_made_while_its_thread_loads_redaction_is_held_back(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A signal handler's line (stopping.py) can come while its own thread is importing
+    ``core.redact`` (the first log line loads it): the module is then in ``sys.modules`` without
+    its functions yet. The line is written without anything of its message, never unredacted, and
+    never as a logging error."""
+    import sys
+    import types
+
+    from infinite_context.core.logs import HELD_BACK
+
+    text, secrets = CORPUS[sorted(CORPUS)[0]]
+    record = logging.makeLogRecord({"msg": "stopping with %s", "args": (text,), "levelname": "INFO"})
+    monkeypatch.setitem(
+        sys.modules, "infinite_context.core.redact", types.ModuleType("infinite_context.core.redact")
+    )
+    line = JsonLineFormatter().format(record)
+    assert json.loads(line)["msg"] == HELD_BACK and not [s for s in secrets if s in line], line
+    monkeypatch.undo()  # loaded: the same line is written, redacted
+    line = JsonLineFormatter().format(record)
+    assert "stopping with" in json.loads(line)["msg"] and not [s for s in secrets if s in line]

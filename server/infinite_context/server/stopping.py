@@ -7,8 +7,12 @@ does not work: SIGINT raised KeyboardInterrupt into an event loop that waited on
 which used to leave the advisory session lock to a dead process for its whole TTL.
 
 The handler runs ``cleanup`` (release the lock, close the store) in a helper thread, waits at
-most ``CLEANUP_SECONDS`` for it (the main thread may itself hold a lock the cleanup needs), logs
-one line and leaves with ``os._exit``: no traceback, no interpreter shutdown to race with.
+most ``CLEANUP_SECONDS`` for it (the main thread may itself hold a lock the cleanup needs), and
+leaves with ``os._exit``: no traceback, no interpreter shutdown to race with. The helper logs the
+one "stopped" line once the cleanup is done: a signal can arrive while the main thread is itself
+importing the log formatter's redaction (the first log line loads it), and a line logged from the
+handler then met that module half-made ("--- Logging error ---" and a traceback on stderr; the
+formatter now holds such a line back instead); in the helper, the line waits for the import.
 """
 
 from __future__ import annotations
@@ -29,10 +33,12 @@ CLEANUP_SECONDS = 0.7
 @contextmanager
 def stop_on_signals(cleanup: Callable[[], None], name: str) -> Iterator[None]:
     def stop(signum: int, _frame: FrameType | None) -> None:
-        worker = threading.Thread(target=_quietly, args=(cleanup,), daemon=True)
+        said = f"{name} stopped ({signal.Signals(signum).name})"
+        worker = threading.Thread(target=_quietly, args=(cleanup, said), daemon=True)
         worker.start()
         worker.join(CLEANUP_SECONDS)
-        log.info("%s stopped (%s)", name, signal.Signals(signum).name)
+        if worker.is_alive():  # (a line logged here may be held back: see the module)
+            log.warning("%s: clean-up still running after %s s; stopping anyway", said, CLEANUP_SECONDS)
         for stream in (sys.stderr, sys.stdout):
             with suppress(OSError, ValueError):
                 stream.flush()
@@ -46,8 +52,9 @@ def stop_on_signals(cleanup: Callable[[], None], name: str) -> Iterator[None]:
             signal.signal(sig, handler)
 
 
-def _quietly(cleanup: Callable[[], None]) -> None:
+def _quietly(cleanup: Callable[[], None], said: str) -> None:
     try:
         cleanup()
     except Exception:  # stopping anyway; say why the lock may stay held until its TTL
         log.exception("clean-up on stop failed")
+    log.info(said)

@@ -7,6 +7,8 @@ import sys
 from datetime import UTC, datetime
 
 _RESERVED = set(vars(logging.makeLogRecord({})))
+#: what a line says when it cannot be redacted yet: nothing of it is written unredacted
+HELD_BACK = "(line held back: its redaction was still loading)"
 #: Where the log level is set, in order; ``Settings.log_level`` reads the same names.
 LOG_LEVEL_VARIABLES = ("INFINITE_CONTEXT_LOG_LEVEL", "LOG_LEVEL")
 
@@ -15,14 +17,16 @@ class JsonLineFormatter(logging.Formatter):
     def format(self, record: logging.LogRecord) -> str:
         import orjson
 
-        from .redact import redact  # a provider's error may echo a key; logs are kept
-
-        payload: dict[str, object] = {
+        head: dict[str, object] = {
             "ts": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
             "level": record.levelname.lower(),
             "logger": record.name,
-            "msg": redact(record.getMessage()),
         }
+        try:
+            from .redact import redact  # a provider's error may echo a key; logs are kept
+        except ImportError:  # this very thread is loading it: a signal handler's line (stopping.py)
+            return orjson.dumps({**head, "msg": HELD_BACK}).decode()
+        payload: dict[str, object] = {**head, "msg": redact(record.getMessage())}
         # Anything passed with extra={...} becomes a field of its own.
         for key, value in vars(record).items():
             if key not in _RESERVED and key not in payload:
