@@ -40,8 +40,15 @@ PHRASING_WORDS = frozenset(
 COMPARE_STOP_WORDS = FUNCTION_WORDS | PHRASING_WORDS
 
 
-#: the ASCII characters of an identifier kept, every other byte made a space (``terms``)
-_RUN_CHARS = bytes(c if c < 128 and (chr(c).isalnum() or chr(c) in "_'") else 32 for c in range(256))
+def runs_table(keep: Callable[[str], bool], mark: str | None = None) -> bytes:
+    """A ``bytes.translate`` table that cuts an ASCII text into runs: the characters ``keep``
+    accepts stay (or all become ``mark``), every other byte becomes a space, so ``split`` then
+    gives the runs, in C."""
+    return bytes((c if mark is None else ord(mark)) if c < 128 and keep(chr(c)) else 32 for c in range(256))
+
+
+#: the runs of identifier characters (``terms``)
+_RUN_CHARS = runs_table(lambda c: c.isalnum() or c in "_'")
 K = TypeVar("K", bound=str | bytes)
 V = TypeVar("V")
 

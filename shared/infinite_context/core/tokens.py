@@ -13,6 +13,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from .text import runs_table
+
 _EXACT_LIMIT = 400_000
 #: characters per counted token on long tool outputs (3.07 measured on the Claude Code fixtures)
 CHARS_PER_TOKEN_FALLBACK = 3.1
@@ -42,19 +44,13 @@ _DIGIT_RUN = _Cost(lambda n: (n + 2) // 3)
 _SPACE_RUN = _Cost(lambda n: (n - 1) // 4)  # 0 up to 4: as if only runs of 5 or more counted
 
 
-def _only(keep: Callable[[str], bool], mark: str) -> bytes:
-    """A ``bytes.translate`` table: the ASCII characters ``keep`` accepts become ``mark``, every
-    other byte a space, so ``split`` gives the runs of that kind."""
-    return bytes(ord(mark) if c < 128 and keep(chr(c)) else 32 for c in range(256))
-
-
 # An ASCII text (most notes) is counted with ``bytes.translate`` and ``split``, C passes that
 # skip the regex engine's work at every position: ~4x faster on a 500-character note (~65 ->
 # ~17 µs on the test machine), the same counts (``tests/core/test_memory_text_fast.py``
 # compares the two on every ASCII character). ``\s`` there is ``str.isspace``: \x1c-\x1f too.
-_ASCII_LETTERS = _only(lambda c: c.isalpha(), "a")
-_ASCII_DIGITS = _only(lambda c: c.isdigit(), "0")
-_ASCII_SPACES = _only(lambda c: c.isspace(), "w")
+_ASCII_LETTERS = runs_table(str.isalpha, "a")
+_ASCII_DIGITS = runs_table(str.isdigit, "0")
+_ASCII_SPACES = runs_table(str.isspace, "w")
 _NOT_OTHER = bytes(c for c in range(128) if chr(c).isalnum() or chr(c).isspace())
 
 

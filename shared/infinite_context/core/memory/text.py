@@ -11,7 +11,7 @@ import re
 from collections.abc import Callable
 from itertools import chain
 
-from ..text import Memo, terms
+from ..text import Memo, runs_table, terms
 from .model import ContentType
 
 
@@ -89,7 +89,7 @@ _INFRA = re.compile(r"\b(" + "|".join(INFRA) + r")\b")
 # the runs come from ``bytes.translate`` + ``split`` and are looked up in a set, all in C
 # (~3x faster than the pattern, tried at every position); the same tags, in the same order.
 _INFRA_NAMES = frozenset(name.encode("ascii") for name in INFRA)
-_WORD_BYTES = bytes(c if c < 128 and (chr(c).isalnum() or c == ord("_")) else 32 for c in range(256))
+_WORD_BYTES = runs_table(lambda c: c.isalnum() or c == "_")
 _EXTENSIONS = "py|ts|tsx|js|jsx|go|rs|java|kt|rb|php|cs|cpp|c|h|sql|yaml|yml|json|toml|md|sh|tf"
 _EXT = re.compile(r"\b[\w./-]+\.(" + _EXTENSIONS + r")\b")
 #: how every ``_EXT`` match ends; it starts with a literal, which the engine finds fast, while
