@@ -356,9 +356,9 @@ def _step(step: _Step, text: str, view: _View) -> str:
     bound = None if step.assigns is None else view.last(step.assigns)
     if bound is not None and bound < 0:  # no match: each holds one of ``assigns``
         return text
-    few = step.found is not None and len(step.found) <= FEW_STARTS
-    if few and step.found is not None and not _occurs(step.found, text, step.folded):
-        return text  # none of its starts occurs: cheaper than finding its keyword lines
+    found = step.found
+    if found is not None and len(found) <= FEW_STARTS and not _occurs(found, text, step.folded):
+        return text  # none of its few starts occurs: cheaper than finding its keyword lines
     spans = _keyword_lines(view.low, step.keywords)
     parts: list[str] = []
     last = 0
