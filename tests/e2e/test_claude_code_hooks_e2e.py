@@ -129,6 +129,41 @@ def test_next_session_starts_with_the_brain_and_our_tools(project: ClaudeProject
     assert start["outcome"] == "success"
 
 
+def _tool_results(run: Run) -> list[str]:
+    """The text of each tool result Claude Code sent back, in order (from its last request)."""
+    out = []
+    for message in run.fake.main_requests()[-1]["messages"]:
+        for block in message.get("content") if isinstance(message.get("content"), list) else []:
+            if block.get("type") == "tool_result":
+                content = block.get("content")
+                parts = content if isinstance(content, list) else [{"text": content}]
+                out.append(
+                    ("ERROR " if block.get("is_error") else "") + " ".join(p.get("text", "") for p in parts)
+                )
+    return out
+
+
+def test_memory_tools_answer_claude_code(project: ClaudeProject) -> None:
+    """Claude Code's own MCP client calls the working-memory tools (answered by our stdio transport
+    itself, past the SDK's request pipeline) beside its hooks: each answer is right, and recall
+    reports the budget detected from Claude Code's client name."""
+    memory = "mcp__infinite-context__"
+    script = [
+        Step(tool=memory + "store", input={"content": "The nightly ledgerSync job runs at 02:00 UTC"}),
+        Step(tool=memory + "query", input={"query": "ledgerSync"}),
+        Step(tool=memory + "store", input={"content": "x", "importance": 50}),
+        Step(tool=memory + "recall", input={}),
+        Step(text="Noted."),
+    ]
+    run = run_claude(project, script, tag="memory", prompt="Remember when the ledger job runs")
+    assert run.returncode == 0, run.stderr[-2000:]
+    stored, found, refused, recalled = _tool_results(run)
+    assert "prose" in stored and not stored.startswith("ERROR"), stored
+    assert "ledgerSync" in found and not found.startswith("ERROR"), found
+    assert refused.startswith("ERROR") and "importance: must be <= 10 (got 50)" in refused, refused
+    assert "80,000" in recalled or "80000" in recalled, recalled  # Claude Code's budget
+
+
 def test_mcp_hooks_without_our_server_lose_nothing(tmp_path_factory: pytest.TempPathFactory) -> None:
     """mcp_tool hooks whose server is not connected fail (Claude Code goes on); the SessionEnd
     hand-off recovers every tool use from the transcript."""
