@@ -18,7 +18,7 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --progress-bar on --disable-pip-version-check -e '.[dev]' | grep -E '^(Collecting|Successfully)' || true
 	# An editable install leaves our modules uncompiled; hooks start on every tool call.
 	$(PY) -m compileall -q shared server notebook >/dev/null
-	$(PY) -c 'import infinite_context.server.cli'  # the grep above hides pip's status: check the result
+	$(PY) -c 'import infinite_context_brain.server.cli'  # the grep above hides pip's status: check the result
 	touch $(STAMP)
 
 run: setup

@@ -27,14 +27,14 @@ from common import bench_env, console, median, percentile, scratch, table, temp_
 
 FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "claude-code"
 BIG = FIXTURES / "spotter" / "4d5611e5-241a-462a-8d15-5122611a9569.jsonl"
-HOOK = [sys.executable, "-m", "infinite_context.server", "hook"]
+HOOK = [sys.executable, "-m", "infinite_context_brain.server", "hook"]
 SCRIPT = [str(Path(sys.executable).parent / "infinite-context"), "hook"]
 #: the worker's side of a deferred hook: the handler itself, inline
 INLINE = [
     sys.executable,
     "-c",
-    "import sys; from infinite_context.server.hooks import run_hook; "
-    "from infinite_context.core.logs import setup_logging; setup_logging(); "
+    "import sys; from infinite_context_brain.server.claude_code.hooks import run_hook; "
+    "from infinite_context_brain.core.logs import setup_logging; setup_logging(); "
     "run_hook(sys.argv[1], sys.stdin.buffer.read(), queue=False)",
 ]
 
@@ -96,7 +96,7 @@ def run(runs: int, store_url: str) -> None:
         ("session-start", "SessionStart (clear): resume text"),
         ("session-end", f"hand-off (worker): checkpoint of {BIG.stat().st_size / 1e6:.1f} MB transcript"),
         ("post-tool-use", "PostToolUse via the console script: queue one payload"),
-        ("post-tool-use-m", "PostToolUse via python -m infinite_context.server"),
+        ("post-tool-use-m", "PostToolUse via python -m infinite_context_brain.server"),
         ("floor", "python -c pass (floor)"),
     ):
         p95 = percentile(times[name], 95)

@@ -94,7 +94,7 @@ def _init_params(folder: Path, store_url: str) -> dict[str, Any]:
 
 
 def cold_start(runs: int, store_url: str) -> None:
-    ours = [sys.executable, "-m", "infinite_context.server", "lsp", "--stdio"]
+    ours = [sys.executable, "-m", "infinite_context_brain.server", "lsp", "--stdio"]
     bare = [sys.executable, str(HERE / "bare_lsp_server.py")]
     times: dict[str, list[float]] = {"ours": [], "bare": []}
     for _ in range(runs):
@@ -116,11 +116,13 @@ def cold_start(runs: int, store_url: str) -> None:
 
 
 def requests_and_notifications(calls: int, store_url: str) -> None:
-    from infinite_context.core.brain import ProjectBrain
-    from infinite_context.core.config import load_settings
+    from infinite_context_brain.core.brain import ProjectBrain
+    from infinite_context_brain.core.config import load_settings
 
     project = temp_project()
-    client = Client([sys.executable, "-m", "infinite_context.server", "lsp"], bench_env(store_url), project)
+    client = Client(
+        [sys.executable, "-m", "infinite_context_brain.server", "lsp"], bench_env(store_url), project
+    )
     try:
         client.request("initialize", _init_params(project, store_url))
         client.send({"jsonrpc": "2.0", "method": "initialized", "params": {}})
@@ -170,7 +172,7 @@ def live_transcript(appends: int, store_url: str) -> None:
     """A reply appended to the folder's live transcript -> the budget notification with its figures."""
     import shutil
 
-    from infinite_context.core.transcript.locate import project_slug
+    from infinite_context_brain.core.transcript.locate import project_slug
 
     project = temp_project()
     config = Path(scratch("ic-bench-claude-"))
@@ -178,7 +180,7 @@ def live_transcript(appends: int, store_url: str) -> None:
     live.parent.mkdir(parents=True)
     shutil.copy(BIG, live)
     env = bench_env(store_url) | {"CLAUDE_CONFIG_DIR": str(config)}
-    client = Client([sys.executable, "-m", "infinite_context.server", "lsp"], env, project)
+    client = Client([sys.executable, "-m", "infinite_context_brain.server", "lsp"], env, project)
     latencies = []
     try:
         client.request("initialize", _init_params(project, store_url))
@@ -207,9 +209,9 @@ def in_process_costs(runs: int, store_url: str) -> None:
     """What the server does per change, timed in process: the meter refresh and the budget figures."""
     import shutil
 
-    from infinite_context.core.brain import ProjectBrain
-    from infinite_context.core.config import load_settings
-    from infinite_context.core.transcript import meter
+    from infinite_context_brain.core.brain import ProjectBrain
+    from infinite_context_brain.core.config import load_settings
+    from infinite_context_brain.core.transcript import meter
 
     live = Path(scratch("ic-bench-live-")) / "session.jsonl"
     shutil.copy(BIG, live)

@@ -52,7 +52,7 @@ def cold_start(runs: int, store_url: str) -> None:
     project = temp_project()
     env = bench_env(store_url)
     servers = {
-        "infinite-context mcp": [sys.executable, "-m", "infinite_context.server", "mcp"],
+        "infinite-context mcp": [sys.executable, "-m", "infinite_context_brain.server", "mcp"],
         "bare one-tool mcp server": [sys.executable, str(HERE / "bare_mcp_server.py")],
         # the same start-up without the garbage collector as ours: our own cost on top of the SDK
         "bare, collector paused like ours": [sys.executable, str(HERE / "bare_mcp_server.py"), "--gc-paused"],
@@ -82,7 +82,7 @@ async def _round_trips(calls: int, store_url: str) -> list[list[object]]:
     project = temp_project()
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "infinite_context.server", "mcp"],
+        args=["-m", "infinite_context_brain.server", "mcp"],
         cwd=str(project),
         env=bench_env(store_url),
     )

@@ -36,7 +36,7 @@ def _server(root: str | None) -> Any:
         env["PYTHONPATH"] = f"{root}/shared:{root}/server"
     return StdioServerParameters(
         command=sys.executable,
-        args=["-m", "infinite_context.server", "mcp"],
+        args=["-m", "infinite_context_brain.server", "mcp"],
         cwd=str(temp_project()),
         env=env,
     )

@@ -34,10 +34,10 @@ from typing import Any
 
 from common import bench_env, percentile, scratch, table, temp_project
 
-from infinite_context.core.config import load_settings
-from infinite_context.core.memory.working import WorkingMemory
-from infinite_context.core.storage import open_store
-from infinite_context.core.text import terms
+from infinite_context_brain.core.config import load_settings
+from infinite_context_brain.core.memory.working import WorkingMemory
+from infinite_context_brain.core.storage import open_store
+from infinite_context_brain.core.text import terms
 
 WORDS = (
     "cache redis session token parse response handler request user config deploy queue worker retry "
@@ -283,7 +283,7 @@ def _server(store_url: str) -> Any:
 
     return StdioServerParameters(
         command=sys.executable,
-        args=["-m", "infinite_context.server", "mcp"],
+        args=["-m", "infinite_context_brain.server", "mcp"],
         cwd=str(temp_project()),
         env=bench_env(store_url),
     )

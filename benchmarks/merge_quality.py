@@ -21,11 +21,11 @@ from pathlib import Path
 
 from common import table
 
-from infinite_context.core.brain import ProjectBrain
-from infinite_context.core.config import load_settings
-from infinite_context.core.merge.integrity import state_tokens
-from infinite_context.core.models import ProjectState
-from infinite_context.core.transcript.digest import windows
+from infinite_context_brain.core.brain import ProjectBrain
+from infinite_context_brain.core.config import load_settings
+from infinite_context_brain.core.merge.integrity import state_tokens
+from infinite_context_brain.core.models import ProjectState
+from infinite_context_brain.core.transcript.digest import windows
 
 FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "claude-code"
 _WORD = re.compile(r"[a-z0-9_./-]{3,}")

@@ -222,7 +222,7 @@ def fuzz_hooks(root: Path, env: dict[str, str], rng: random.Random, tally: Tally
             tally.add("inputs")
             try:
                 done = subprocess.run(
-                    [PY, "-m", "infinite_context.server", "hook", event],
+                    [PY, "-m", "infinite_context_brain.server", "hook", event],
                     input=data,
                     cwd=root,
                     env=env,
@@ -243,7 +243,7 @@ def plant_secrets(root: Path, env: dict[str, str], tally: Tally) -> list[str]:
     """Store every corpus line through the brain's write paths; returns the secret parts."""
     code = r"""
 import json, sys
-from infinite_context.core.brain import ProjectBrain
+from infinite_context_brain.core.brain import ProjectBrain
 lines = json.load(sys.stdin)
 brain = ProjectBrain.open(sys.argv[1])
 memory = brain.memory()
@@ -309,7 +309,7 @@ def persisted_text(url: str, data: Path, root: Path) -> str:
 # ---- kill -9 during writes -------------------------------------------------------------------
 WRITER = r"""
 import sys, uuid
-from infinite_context.core.brain import ProjectBrain
+from infinite_context_brain.core.brain import ProjectBrain
 memory = ProjectBrain.open(sys.argv[1]).memory()
 prefix = sys.argv[2]
 n = 0
@@ -334,7 +334,7 @@ def kill_writers(root: Path, env: dict[str, str], kills: int, rng: random.Random
     tally.counts["inputs"] += len(acked)
     check = r"""
 import json, sys
-from infinite_context.core.brain import ProjectBrain
+from infinite_context_brain.core.brain import ProjectBrain
 memory = ProjectBrain.open(sys.argv[1]).memory()
 print(json.dumps([i["id"] for i in memory.export(summaries_only=True)]))
 """

@@ -41,15 +41,15 @@ import httpx2
 import orjson
 from common import percentile, scratch, table
 
-from infinite_context.core.tokens import fast_count
-from infinite_context.core.transcript.live import LiveOptions, cache_kept, message_blocks, prefix_stable
-from infinite_context.core.transcript.observe import paths_in
-from infinite_context.core.transcript.reader import content_text
-from infinite_context.core.transcript.replay import requests
-from infinite_context.core.transcript.transform import MARKER
+from infinite_context_brain.core.tokens import fast_count
+from infinite_context_brain.core.transcript.live import LiveOptions, cache_kept, message_blocks, prefix_stable
+from infinite_context_brain.core.transcript.observe import paths_in
+from infinite_context_brain.core.transcript.reader import content_text
+from infinite_context_brain.core.transcript.replay import requests
+from infinite_context_brain.core.transcript.transform import MARKER
 
 FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "claude-code"
-PROXY_RUN = [sys.executable, "-m", "infinite_context.server", "proxy", "run"]
+PROXY_RUN = [sys.executable, "-m", "infinite_context_brain.server", "proxy", "run"]
 OVERHEAD_TOKENS = 18_000
 CALIBRATION = 1.14
 PRICE_READ, PRICE_WRITE = 0.1, 1.25
@@ -116,7 +116,7 @@ def proxy(upstream_url: str) -> Iterator[tuple[str, float, int]]:
     url = f"http://127.0.0.1:{port}"
     while True:
         try:
-            if httpx2.get(url + "/_infinite_context/status", timeout=0.2).status_code == 200:
+            if httpx2.get(url + "/_infinite_context_brain/status", timeout=0.2).status_code == 200:
                 break
         except httpx2.HTTPError:
             time.sleep(0.01)

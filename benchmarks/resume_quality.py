@@ -28,7 +28,7 @@ import orjson
 from common import console, table
 from resume_score import Score, current_work, identifiers, moment, score
 
-from infinite_context.core.tokens import count_tokens
+from infinite_context_brain.core.tokens import count_tokens
 
 FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "claude-code"
 EVERY = 20
@@ -53,7 +53,7 @@ def transcripts() -> list[Path]:
 
 def _hook(event: str, payload: dict[str, Any], env: dict[str, str]) -> str:
     done = subprocess.run(
-        [sys.executable, "-m", "infinite_context.server", "hook", event],
+        [sys.executable, "-m", "infinite_context_brain.server", "hook", event],
         input=orjson.dumps(payload),
         capture_output=True,
         env=env,

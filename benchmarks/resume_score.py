@@ -1,6 +1,6 @@
 """Scoring a resume text against what a transcript shows at one moment (resume-quality benchmark).
 
-Deliberately independent of the product's own extraction (no import from infinite_context's
+Deliberately independent of the product's own extraction (no import from infinite_context_brain's
 digest): the scorer reads the raw transcript lines and Claude Code's compaction summary with its
 own simple rules, so the product is not graded by the rules it is built on.
 

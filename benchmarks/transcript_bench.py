@@ -16,11 +16,16 @@ from pathlib import Path
 
 from common import median, scratch, table
 
-from infinite_context.core.tokens import fast_count
-from infinite_context.core.transcript.meter import CALIBRATION
-from infinite_context.core.transcript.reader import AssistantEntry, SystemEntry, TranscriptReader, UserEntry
-from infinite_context.core.transcript.service import transcript_stats
-from infinite_context.core.transcript.transform import transform
+from infinite_context_brain.core.tokens import fast_count
+from infinite_context_brain.core.transcript.meter import CALIBRATION
+from infinite_context_brain.core.transcript.reader import (
+    AssistantEntry,
+    SystemEntry,
+    TranscriptReader,
+    UserEntry,
+)
+from infinite_context_brain.core.transcript.service import transcript_stats
+from infinite_context_brain.core.transcript.transform import transform
 
 FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "claude-code"
 

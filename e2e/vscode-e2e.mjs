@@ -114,7 +114,7 @@ execFileSync(codeServer, ["--extensions-dir", extensions, "--install-extension",
 
 /** The CLI's view of a folder's brain (same store as the editor). */
 function brainStatus(folder) {
-  const out = execFileSync(python, ["-m", "infinite_context.server", "--json", "status", "--project", folder], {
+  const out = execFileSync(python, ["-m", "infinite_context_brain.server", "--json", "status", "--project", folder], {
     env: { ...env, INFINITE_CONTEXT_STORE_URL: storeUrl },
   });
   return JSON.parse(out.toString());
@@ -205,7 +205,7 @@ try {
   check(true, "the checkpoint tab closed after saving");
   const betaBrain = brainStatus(beta);
   const alphaBrain = brainStatus(alpha);
-  const betaResume = execFileSync(python, ["-m", "infinite_context.server", "resume", "--project", beta], {
+  const betaResume = execFileSync(python, ["-m", "infinite_context_brain.server", "resume", "--project", beta], {
     env: { ...env, INFINITE_CONTEXT_STORE_URL: storeUrl },
   }).toString();
   check(betaBrain.version === 1 && betaResume.includes("List<T>"), `beta's brain has v1 with the text (task: ${betaBrain.current_task})`);
@@ -358,7 +358,7 @@ try {
   upstream.close();
   try {
     // The proxy is detached (one per user, it outlives the editor): stop it by its pid file.
-    execFileSync(python, ["-m", "infinite_context.server", "proxy", "stop"], { env, stdio: "ignore" });
+    execFileSync(python, ["-m", "infinite_context_brain.server", "proxy", "stop"], { env, stdio: "ignore" });
   } catch {
     // not running
   }

@@ -45,7 +45,7 @@ def make_project(parent: Path) -> Path:
 async def session(project: Path, env: dict[str, str], work: bool) -> None:
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "infinite_context.server", "mcp"],
+        args=["-m", "infinite_context_brain.server", "mcp"],
         cwd=str(project),
         env=env,
     )

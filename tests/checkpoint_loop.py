@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import sys
 
-from infinite_context.core.brain import ProjectBrain
+from infinite_context_brain.core.brain import ProjectBrain
 
 
 def main() -> None:

@@ -77,7 +77,7 @@ class ClaudeProject:
 
     def spool_settled(self, timeout: float = 30.0) -> bool:
         """Wait until the hook queue is empty and its worker gone."""
-        from infinite_context.server.spool import pending, worker_alive
+        from infinite_context_brain.server.claude_code.spool import pending, worker_alive
 
         folder = str(self.data / "spool")
         deadline = time.monotonic() + timeout

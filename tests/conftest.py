@@ -19,10 +19,10 @@ from pathlib import Path
 
 import pytest
 
-from infinite_context.core.brain import ProjectBrain
-from infinite_context.core.config import Settings, load_settings
-from infinite_context.core.project import resolve_project
-from infinite_context.core.storage import Store, open_store
+from infinite_context_brain.core.brain import ProjectBrain
+from infinite_context_brain.core.config import Settings, load_settings
+from infinite_context_brain.core.project import resolve_project
+from infinite_context_brain.core.storage import Store, open_store
 
 from .redis_servers import RedisCluster, RedisServer, free_port, start_cluster
 
@@ -176,7 +176,7 @@ def run_cli(
     process would have it). Everything it changes is put back: the streams, the environment, the
     folder and the logging set-up ``main`` installs for its process. The real process path (start-up,
     ``python -m``, the console script) is covered by the tests that use ``run_cli_process``."""
-    from infinite_context.server.cli import main
+    from infinite_context_brain.server.cli.main import main
 
     out, err = io.BytesIO(), io.BytesIO()
     streams = sys.stdin, sys.stdout, sys.stderr
@@ -232,7 +232,7 @@ def run_cli_process(
 ) -> subprocess.CompletedProcess[bytes]:
     """``infinite-context ARGS`` as a real process on ``store_url`` (bytes in, bytes out)."""
     return subprocess.run(
-        [PYTHON, "-m", "infinite_context.server", *args],
+        [PYTHON, "-m", "infinite_context_brain.server", *args],
         input=stdin,
         env=cli_env(store_url, **env),
         cwd=cwd,
@@ -247,7 +247,7 @@ def settle_hooks(timeout: float = 30.0) -> str:
     worker's log."""
     import time
 
-    from infinite_context.server.spool import pending, spool_dir, worker_alive
+    from infinite_context_brain.server.claude_code.spool import pending, spool_dir, worker_alive
 
     folder = spool_dir()
     deadline, idle = time.monotonic() + timeout, 0

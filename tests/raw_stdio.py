@@ -23,7 +23,7 @@ class RawServer:
         self.framed = framed
         self.stderr_path = cwd / f".stderr-{os.getpid()}-{id(self)}.log"
         self.proc = subprocess.Popen(
-            [PYTHON, "-m", "infinite_context.server", *args],
+            [PYTHON, "-m", "infinite_context_brain.server", *args],
             cwd=cwd,
             env=env,
             stdin=subprocess.PIPE,

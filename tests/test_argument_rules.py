@@ -28,9 +28,9 @@ from pydantic import TypeAdapter
 from pygls.exceptions import JsonRpcException
 from pytest_lsp import ClientServerConfig
 
-from infinite_context.core import params
-from infinite_context.core.brain import ProjectBrain
-from infinite_context.core.errors import InvalidInput
+from infinite_context_brain.core import params
+from infinite_context_brain.core.brain import ProjectBrain
+from infinite_context_brain.core.errors import InvalidInput
 
 from .conftest import run_cli
 from .notebook.conftest import shell  # noqa: F401  (the notebook fixture, reused)
@@ -360,9 +360,9 @@ def test_every_flag_names_a_rule() -> None:
     pydantic): every name must be a rule in core.params."""
     import argparse
 
-    from infinite_context.core.flags import Flag
-    from infinite_context.notebook.magics import ContextMagics
-    from infinite_context.server.cli_parser import build_parser
+    from infinite_context_brain.core.flags import Flag
+    from infinite_context_brain.notebook.magics import ContextMagics
+    from infinite_context_brain.server.cli.parser import build_parser
 
     def actions(parser: argparse.ArgumentParser) -> Iterator[argparse.Action]:
         for action in parser._actions:

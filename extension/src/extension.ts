@@ -1,4 +1,4 @@
-// Thin client: resolve the interpreter, start `python -m infinite_context.server lsp`, and wire
+// Thin client: resolve the interpreter, start `python -m infinite_context_brain.server lsp`, and wire
 // the status item, its menu and the palette commands to the server's infiniteContext/* requests.
 // No product logic lives here: Markdown, diffs and history come rendered from the server.
 //
@@ -28,6 +28,7 @@ import {
 
 import {
   Budget,
+  DISTRIBUTION,
   HistoryItem,
   StartProblem,
   checkpointTemplate,
@@ -295,14 +296,14 @@ function initializationOptions(): Record<string, unknown> {
 /** Can this interpreter run the server? (One short process; its error names the cause.) */
 function checkInterpreter(python: string): Promise<StartProblem | undefined> {
   return new Promise((resolve) => {
-    execFile(python, ["-m", "infinite_context.server", "--version"], { timeout: 60_000 }, (err, stdout, stderr) => {
+    execFile(python, ["-m", "infinite_context_brain.server", "--version"], { timeout: 60_000 }, (err, stdout, stderr) => {
       if (!err) {
         output.appendLine(`${python}: ${stdout.trim()}`);
         resolve(undefined);
         return;
       }
       const code = (err as NodeJS.ErrnoException).code;
-      output.appendLine(`${python} -m infinite_context.server --version failed:\n${stderr || String(err)}`);
+      output.appendLine(`${python} -m infinite_context_brain.server --version failed:\n${stderr || String(err)}`);
       resolve(startProblem(python, code, stderr));
     });
   });
@@ -336,7 +337,7 @@ async function startClient(context: vscode.ExtensionContext): Promise<void> {
     void reportProblem(found);
     return;
   }
-  const serverOptions: ServerOptions = { command: interpreter, args: ["-m", "infinite_context.server", "lsp"] };
+  const serverOptions: ServerOptions = { command: interpreter, args: ["-m", "infinite_context_brain.server", "lsp"] };
   const clientOptions: LanguageClientOptions = {
     documentSelector: [{ scheme: "file" }],
     outputChannel: output,
@@ -366,12 +367,12 @@ async function startClient(context: vscode.ExtensionContext): Promise<void> {
     }),
     client.onNotification("infiniteContext/proxyStatus", onProxyState),
   );
-  output.appendLine(`Starting ${interpreter} -m infinite_context.server lsp`);
+  output.appendLine(`Starting ${interpreter} -m infinite_context_brain.server lsp`);
   try {
     await client.start();
   } catch (err) {
     output.appendLine(`The language server did not start: ${String(err)}`);
-    void reportProblem({ kind: "failed", message: `${interpreter} -m infinite_context.server lsp did not start (see Show Logs).` });
+    void reportProblem({ kind: "failed", message: `${interpreter} -m infinite_context_brain.server lsp did not start (see Show Logs).` });
   }
 }
 
@@ -452,11 +453,11 @@ async function selectInterpreter(): Promise<void> {
 
 async function installServer(context: vscode.ExtensionContext): Promise<void> {
   const task = new vscode.Task(
-    { type: "shell", task: "install infinite-context" },
+    { type: "shell", task: `install ${DISTRIBUTION}` },
     vscode.TaskScope.Workspace,
-    "install infinite-context",
+    `install ${DISTRIBUTION}`,
     "Infinite Context",
-    new vscode.ProcessExecution(interpreter, ["-m", "pip", "install", "infinite-context"]),
+    new vscode.ProcessExecution(interpreter, ["-m", "pip", "install", DISTRIBUTION]),
   );
   const execution = await vscode.tasks.executeTask(task);
   const done = vscode.tasks.onDidEndTaskProcess(async (event) => {
@@ -739,7 +740,7 @@ function registerMcp(context: vscode.ExtensionContext): void {
           if (storeUrl) {
             env.INFINITE_CONTEXT_STORE_URL = storeUrl;
           }
-          return [new Definition("Infinite Context", python, ["-m", "infinite_context.server", "mcp"], env)];
+          return [new Definition("Infinite Context", python, ["-m", "infinite_context_brain.server", "mcp"], env)];
         },
       }),
     );

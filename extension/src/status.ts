@@ -23,6 +23,8 @@ export interface HistoryItem {
 
 export type Level = "normal" | "warning" | "error";
 
+/** The Python distribution on PyPI ("infinite-context" there is an unrelated project). */
+export const DISTRIBUTION = "infinite-context-brain";
 export const WARNING_SHARE = 0.75;
 export const ERROR_SHARE = 0.9;
 
@@ -157,7 +159,7 @@ export function startProblem(python: string, code: string | number | null | unde
   if (code === "ENOENT" || code === "EACCES") {
     return { kind: "no-interpreter", message: `the Python interpreter ${python} was not found (or cannot run).` };
   }
-  const missing = /No module named '?(infinite_context[\w.]*|pygls[\w.]*)'?/.exec(stderr);
+  const missing = /No module named '?(infinite_context_brain[\w.]*|pygls[\w.]*)'?/.exec(stderr);
   if (missing) {
     return {
       kind: "not-installed",
@@ -165,7 +167,7 @@ export function startProblem(python: string, code: string | number | null | unde
     };
   }
   const last = stderr.trim().split(/\r?\n/).filter(Boolean).pop() ?? `exit status ${String(code)}`;
-  return { kind: "failed", message: `${python} -m infinite_context.server failed: ${last}` };
+  return { kind: "failed", message: `${python} -m infinite_context_brain.server failed: ${last}` };
 }
 
 /** Status bar text and tooltip for the error state. */
@@ -192,7 +194,7 @@ export function menuItems(running: boolean, problem: StartProblem | undefined, f
     return [
       { label: "$(error) Infinite Context cannot start", detail: problem.message, command: "infiniteContext.showLogs" },
       { label: "$(symbol-misc) Select Interpreter…", description: "a Python with infinite-context", command: "infiniteContext.selectInterpreter" },
-      { label: "$(cloud-download) Install into this interpreter", description: "pip install infinite-context", command: "infiniteContext.installServer" },
+      { label: "$(cloud-download) Install into this interpreter", description: `pip install ${DISTRIBUTION}`, command: "infiniteContext.installServer" },
       { label: "$(gear) Open Settings", command: "infiniteContext.openSettings" },
       { label: "$(output) Show Logs", command: "infiniteContext.showLogs" },
       { label: "$(refresh) Restart Server", command: "infiniteContext.restartServer" },

@@ -8,8 +8,8 @@ from collections import Counter
 from collections.abc import Iterator
 from itertools import chain
 
-from infinite_context.core.memory.compaction import DUPLICATE_OVERLAP, MAX_CHECKS, _analysed
-from infinite_context.core.memory.model import MemoryItem
+from infinite_context_brain.core.memory.compaction import DUPLICATE_OVERLAP, MAX_CHECKS, _analysed
+from infinite_context_brain.core.memory.model import MemoryItem
 
 
 def duplicates(items: list[MemoryItem], scores: dict[str, float]) -> Iterator[str]:

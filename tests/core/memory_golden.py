@@ -10,8 +10,8 @@ import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from infinite_context.core.memory.model import MemoryItem
-from infinite_context.core.storage.parts import IndexedItem, IndexTerms, MemoryIndex
+from infinite_context_brain.core.memory.model import MemoryItem
+from infinite_context_brain.core.storage.parts import IndexedItem, IndexTerms, MemoryIndex
 
 COMMON = "cache redis deploy queue parse token schema index budget retry worker".split()
 RARE = [f"rare{n}" for n in range(120)]
@@ -62,8 +62,8 @@ def rankings(index: MemoryIndex) -> dict[str, list[list[object]]]:
 
 
 if __name__ == "__main__":
-    from infinite_context.core.config import load_settings
-    from infinite_context.core.storage import open_store
+    from infinite_context_brain.core.config import load_settings
+    from infinite_context_brain.core.storage import open_store
 
     with open_store(load_settings(store_url=f"sqlite:///{Path(sys.argv[1]).resolve()}")) as store:
         fill(store)

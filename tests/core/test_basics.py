@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from infinite_context.core.config import load_settings
-from infinite_context.core.errors import ConfigError, CorruptState, StorageUnavailable
-from infinite_context.core.project import SESSION_FILE, find_root, resolve_project
-from infinite_context.core.redact import find_secrets, redact
-from infinite_context.core.storage import open_store
-from infinite_context.core.storage.sqlite_migrations import LATEST
-from infinite_context.core.tokens import count_tokens
+from infinite_context_brain.core.config import load_settings
+from infinite_context_brain.core.errors import ConfigError, CorruptState, StorageUnavailable
+from infinite_context_brain.core.project import SESSION_FILE, find_root, resolve_project
+from infinite_context_brain.core.redact import find_secrets, redact
+from infinite_context_brain.core.storage import open_store
+from infinite_context_brain.core.storage.sqlite_migrations import LATEST
+from infinite_context_brain.core.tokens import count_tokens
 
 
 def test_identity_prefers_session_file_then_git_then_folder(tmp_path: Path) -> None:
@@ -36,7 +36,7 @@ def test_identity_prefers_session_file_then_git_then_folder(tmp_path: Path) -> N
 
 
 def test_missing_project_folder(tmp_path: Path) -> None:
-    from infinite_context.core.errors import InvalidInput
+    from infinite_context_brain.core.errors import InvalidInput
 
     with pytest.raises(InvalidInput) as info:
         resolve_project(tmp_path / "nope")
@@ -149,7 +149,7 @@ def test_concurrent_first_use_agrees_on_one_session_id(tmp_path: Path) -> None:
     folder = tmp_path / "fresh"
     folder.mkdir()
     code = (
-        "import sys; from infinite_context.core.project import resolve_project; "
+        "import sys; from infinite_context_brain.core.project import resolve_project; "
         "print(resolve_project(sys.argv[1]).session_id)"
     )
     procs = [

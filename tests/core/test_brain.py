@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from infinite_context.core.brain import ProjectBrain
-from infinite_context.core.errors import CorruptState, InvalidInput, NotFound
+from infinite_context_brain.core.brain import ProjectBrain
+from infinite_context_brain.core.errors import CorruptState, InvalidInput, NotFound
 
 
 def test_status_on_empty_brain(brain: ProjectBrain) -> None:

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from infinite_context.core.brain import ProjectBrain, refine_lock_id
-from infinite_context.core.merge import integrity
+from infinite_context_brain.core.brain import ProjectBrain, refine_lock_id
+from infinite_context_brain.core.merge import integrity
 
 
 def test_budget_matches_status_without_history_or_file_checks(

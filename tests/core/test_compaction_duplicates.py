@@ -9,8 +9,8 @@ import random
 
 import pytest
 
-from infinite_context.core.memory import compaction
-from infinite_context.core.memory.model import MemoryItem
+from infinite_context_brain.core.memory import compaction
+from infinite_context_brain.core.memory.model import MemoryItem
 
 from .compaction_reference import duplicates as reference
 

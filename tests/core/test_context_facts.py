@@ -6,9 +6,9 @@ from pathlib import Path
 
 import orjson
 
-from infinite_context.core.facts import ContextFacts, TaskItem
-from infinite_context.core.merge.extract import facts_from_text
-from infinite_context.core.transcript.commands import (
+from infinite_context_brain.core.facts import ContextFacts, TaskItem
+from infinite_context_brain.core.merge.extract import facts_from_text
+from infinite_context_brain.core.transcript.commands import (
     classify,
     commit_of,
     failure_lines,
@@ -16,9 +16,9 @@ from infinite_context.core.transcript.commands import (
     settles,
     tracker_events,
 )
-from infinite_context.core.transcript.digest import digest, project_path, session_root, windows
-from infinite_context.core.transcript.markup import is_acknowledgement, strip_markup, user_text
-from infinite_context.core.transcript.reader import Entry, TranscriptReader, UserEntry
+from infinite_context_brain.core.transcript.digest import digest, project_path, session_root, windows
+from infinite_context_brain.core.transcript.markup import is_acknowledgement, strip_markup, user_text
+from infinite_context_brain.core.transcript.reader import Entry, TranscriptReader, UserEntry
 
 from ..conftest import FIXTURES
 

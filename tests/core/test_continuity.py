@@ -6,9 +6,9 @@ import json
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from infinite_context.core.brain import ProjectBrain
-from infinite_context.core.config import load_settings
-from infinite_context.core.facts import (
+from infinite_context_brain.core.brain import ProjectBrain
+from infinite_context_brain.core.config import load_settings
+from infinite_context_brain.core.facts import (
     Commit,
     ContextFacts,
     Failure,
@@ -16,12 +16,12 @@ from infinite_context.core.facts import (
     TaskItem,
     TrackerEvent,
 )
-from infinite_context.core.merge import MergeRequest, OfflineMerger
-from infinite_context.core.merge.extract import facts_from_text
-from infinite_context.core.merge.llm import build_prompt
-from infinite_context.core.models import ProjectState
-from infinite_context.core.render import render_within
-from infinite_context.core.tokens import count_tokens
+from infinite_context_brain.core.merge import MergeRequest, OfflineMerger
+from infinite_context_brain.core.merge.extract import facts_from_text
+from infinite_context_brain.core.merge.llm import build_prompt
+from infinite_context_brain.core.models import ProjectState
+from infinite_context_brain.core.render import render_within
+from infinite_context_brain.core.tokens import count_tokens
 
 NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
 
@@ -292,7 +292,7 @@ def test_branch_and_the_last_few_steps_carry_over(project_dir: Path) -> None:
 
 
 def test_integrity_lets_an_answered_assistant_question_go(project_dir: Path) -> None:
-    from infinite_context.core.merge.integrity import problems
+    from infinite_context_brain.core.merge.integrity import problems
 
     asked = run(project_dir, transcript(questions=[QuestionFact(text="Push now?", from_assistant=True)]))
     closed = asked.model_copy(deep=True)

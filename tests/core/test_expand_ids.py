@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from infinite_context.core.errors import InvalidInput, NotFound
-from infinite_context.core.transcript.service import expand
+from infinite_context_brain.core.errors import InvalidInput, NotFound
+from infinite_context_brain.core.transcript.service import expand
 
 
 def _transcript(tmp_path: Path) -> Path:

@@ -5,10 +5,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from infinite_context.core.brain import ProjectBrain
-from infinite_context.core.config import load_settings
-from infinite_context.core.transcript.handoff import checkpoint_from_transcript, observation, tool_calls_in
-from infinite_context.core.transcript.reader import TranscriptReader
+from infinite_context_brain.core.brain import ProjectBrain
+from infinite_context_brain.core.config import load_settings
+from infinite_context_brain.core.transcript.handoff import (
+    checkpoint_from_transcript,
+    observation,
+    tool_calls_in,
+)
+from infinite_context_brain.core.transcript.reader import TranscriptReader
 
 from ..conftest import FIXTURES
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from infinite_context.core.transcript.meter import ContextMeter, IncrementalMeter, measure_entries
-from infinite_context.core.transcript.reader import TranscriptReader
+from infinite_context_brain.core.transcript.meter import ContextMeter, IncrementalMeter, measure_entries
+from infinite_context_brain.core.transcript.reader import TranscriptReader
 
 from ..conftest import FIXTURES, PHANTOM, SPOTTER_LONG
 

@@ -7,12 +7,18 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-import infinite_context.core.storage as storage
+import infinite_context_brain.core.storage as storage
 
-CORE = "infinite_context.core"
+CORE = "infinite_context_brain.core"
 #: modules of layers above storage that storage may still use: pure data models
 ALLOWED_ABOVE = {f"{CORE}.memory.model"}
-ABOVE = (f"{CORE}.memory", f"{CORE}.merge", f"{CORE}.transcript", f"{CORE}.brain", "infinite_context.server")
+ABOVE = (
+    f"{CORE}.memory",
+    f"{CORE}.merge",
+    f"{CORE}.transcript",
+    f"{CORE}.brain",
+    "infinite_context_brain.server",
+)
 
 
 def _imports(path: Path, package: str) -> set[str]:

@@ -10,8 +10,8 @@ from typing import Any
 import orjson
 import pytest
 
-from infinite_context.core.models import Observation
-from infinite_context.core.transcript.live import (
+from infinite_context_brain.core.models import Observation
+from infinite_context_brain.core.transcript.live import (
     LiveOptions,
     LiveStats,
     LiveTransformer,
@@ -20,9 +20,9 @@ from infinite_context.core.transcript.live import (
     prefix_stable,
     strip_cache_control,
 )
-from infinite_context.core.transcript.reader import content_text
-from infinite_context.core.transcript.replay import requests
-from infinite_context.core.transcript.transform import MARKER
+from infinite_context_brain.core.transcript.reader import content_text
+from infinite_context_brain.core.transcript.replay import requests
+from infinite_context_brain.core.transcript.transform import MARKER
 
 from ..conftest import PHANTOM, SPOTTER_LONG
 

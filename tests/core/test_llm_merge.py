@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from infinite_context.core.brain import ProjectBrain
-from infinite_context.core.config import load_settings
-from infinite_context.core.merge import llm
+from infinite_context_brain.core.brain import ProjectBrain
+from infinite_context_brain.core.config import load_settings
+from infinite_context_brain.core.merge import llm
 
 from ..fake_providers import fake_provider, good_answer, old_state_in, session_id_in
 
@@ -259,8 +259,8 @@ def test_background_refinement_and_a_concurrent_checkpoint(project_dir: Path, st
 
 @pytest.mark.parametrize("mode", ["gemini", "anthropic"])
 def test_a_forced_provider_without_its_key_is_a_config_error(mode: str) -> None:
-    from infinite_context.core.errors import ConfigError
-    from infinite_context.core.merge.chain import build_chain
+    from infinite_context_brain.core.errors import ConfigError
+    from infinite_context_brain.core.merge.chain import build_chain
 
     with pytest.raises(ConfigError, match=f"MERGE={mode}") as raised:
         build_chain(load_settings(merge=mode))
@@ -268,7 +268,7 @@ def test_a_forced_provider_without_its_key_is_a_config_error(mode: str) -> None:
 
 
 def test_merge_mode_picks_the_tiers() -> None:
-    from infinite_context.core.merge.chain import build_chain
+    from infinite_context_brain.core.merge.chain import build_chain
 
     keys = {"gemini_api_key": "g", "anthropic_api_key": "a"}
     assert [t.name for t in build_chain(load_settings(**keys)).tiers] == ["gemini", "anthropic"]
@@ -280,7 +280,7 @@ def test_merge_mode_picks_the_tiers() -> None:
 def test_the_refiner_gets_only_the_keys_the_settings_chose(monkeypatch: pytest.MonkeyPatch) -> None:
     """Under Claude Code its own ANTHROPIC_API_KEY is ignored; the background refiner must not
     receive it either (it travels in the job on the child's stdin)."""
-    from infinite_context.core.refine import settings_payload
+    from infinite_context_brain.core.refine import settings_payload
 
     monkeypatch.setenv("CLAUDECODE", "1")
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-inherited-from-claude-code")

@@ -9,13 +9,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from infinite_context.core.config import load_settings
-from infinite_context.core.errors import InvalidInput, NotFound
-from infinite_context.core.memory.model import MemoryItem
-from infinite_context.core.memory.text import auto_tags, detect_type, terms
-from infinite_context.core.memory.working import WorkingMemory, indexed
-from infinite_context.core.models import utcnow
-from infinite_context.core.storage import Store
+from infinite_context_brain.core.config import load_settings
+from infinite_context_brain.core.errors import InvalidInput, NotFound
+from infinite_context_brain.core.memory.model import MemoryItem
+from infinite_context_brain.core.memory.text import auto_tags, detect_type, terms
+from infinite_context_brain.core.memory.working import WorkingMemory, indexed
+from infinite_context_brain.core.models import utcnow
+from infinite_context_brain.core.storage import Store
 
 from ..conftest import Backend
 
@@ -192,7 +192,7 @@ def test_forget_is_the_only_delete_and_export_import_round_trip(backend: Backend
 def test_compaction_properties(
     sizes: list[int], pins: list[bool], share: float, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
-    from infinite_context.core.storage import open_store
+    from infinite_context_brain.core.storage import open_store
 
     path = tmp_path_factory.mktemp("prop") / "m.db"
     with open_store(load_settings(store_url=f"sqlite:///{path}")) as store:

@@ -15,16 +15,16 @@ from pathlib import Path
 
 import pytest
 
-from infinite_context.core.config import load_settings
-from infinite_context.core.memory.model import MemoryItem
-from infinite_context.core.memory.scoring import retention
-from infinite_context.core.memory.working import WorkingMemory
-from infinite_context.core.models import utcnow
-from infinite_context.core.storage import Store, open_store
-from infinite_context.core.storage.memory_sqlite import SQLiteMemory
-from infinite_context.core.storage.parts import IndexedItem, IndexTerms
-from infinite_context.core.storage.sqlite_migrations import MIGRATIONS
-from infinite_context.core.text import terms
+from infinite_context_brain.core.config import load_settings
+from infinite_context_brain.core.memory.model import MemoryItem
+from infinite_context_brain.core.memory.scoring import retention
+from infinite_context_brain.core.memory.working import WorkingMemory
+from infinite_context_brain.core.models import utcnow
+from infinite_context_brain.core.storage import Store, open_store
+from infinite_context_brain.core.storage.memory_sqlite import SQLiteMemory
+from infinite_context_brain.core.storage.parts import IndexedItem, IndexTerms
+from infinite_context_brain.core.storage.sqlite_migrations import MIGRATIONS
+from infinite_context_brain.core.text import terms
 
 from ..conftest import Backend, RedisServer
 

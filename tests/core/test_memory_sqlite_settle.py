@@ -17,12 +17,12 @@ from typing import Any
 
 import pytest
 
-from infinite_context.core.config import load_settings
-from infinite_context.core.memory.model import MemoryItem, rank_key
-from infinite_context.core.storage import Store, memory_sqlite, open_store
-from infinite_context.core.storage.parts import IndexedItem, IndexTerms
-from infinite_context.core.storage.sqlite_migrations import LATEST, MIGRATIONS, _statements
-from infinite_context.core.storage.touches import micros
+from infinite_context_brain.core.config import load_settings
+from infinite_context_brain.core.memory.model import MemoryItem, rank_key
+from infinite_context_brain.core.storage import Store, memory_sqlite, open_store
+from infinite_context_brain.core.storage.parts import IndexedItem, IndexTerms
+from infinite_context_brain.core.storage.sqlite_migrations import LATEST, MIGRATIONS, _statements
+from infinite_context_brain.core.storage.touches import micros
 
 from ..conftest import Backend, RedisServer
 from . import memory_golden
@@ -169,10 +169,10 @@ def test_a_process_killed_before_settling_loses_no_posting(tmp_path: Path) -> No
     script = textwrap.dedent(
         f"""
         import os, signal
-        from infinite_context.core.config import load_settings
-        from infinite_context.core.memory.model import MemoryItem
-        from infinite_context.core.storage import open_store
-        from infinite_context.core.storage.parts import IndexedItem, IndexTerms
+        from infinite_context_brain.core.config import load_settings
+        from infinite_context_brain.core.memory.model import MemoryItem
+        from infinite_context_brain.core.storage import open_store
+        from infinite_context_brain.core.storage.parts import IndexedItem, IndexTerms
         store = open_store(load_settings(store_url="sqlite:///{path}"))
         for n in range(5):
             words = ("crashword", f"unique{{n}}")

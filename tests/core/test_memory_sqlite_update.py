@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from infinite_context.core.config import load_settings
-from infinite_context.core.memory.model import MemoryItem
-from infinite_context.core.storage import Store, memory_sqlite, open_store
-from infinite_context.core.storage.memory_sqlite import SQLiteMemory
-from infinite_context.core.storage.parts import IndexedItem, IndexTerms
+from infinite_context_brain.core.config import load_settings
+from infinite_context_brain.core.memory.model import MemoryItem
+from infinite_context_brain.core.storage import Store, memory_sqlite, open_store
+from infinite_context_brain.core.storage.memory_sqlite import SQLiteMemory
+from infinite_context_brain.core.storage.parts import IndexedItem, IndexTerms
 
 ITEMS = 120
 

@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from infinite_context.core import text as core_text
-from infinite_context.core.memory import text as mtext
-from infinite_context.core.tokens import count_tokens
+from infinite_context_brain.core import text as core_text
+from infinite_context_brain.core.memory import text as mtext
+from infinite_context_brain.core.tokens import count_tokens
 
 from ..conftest import FIXTURES
 

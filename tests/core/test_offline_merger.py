@@ -8,11 +8,11 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from infinite_context.core.facts import ContextFacts
-from infinite_context.core.merge import MergeRequest, OfflineMerger
-from infinite_context.core.merge.extract import facts_from_text
-from infinite_context.core.merge.integrity import problems, state_tokens
-from infinite_context.core.models import Decision, ProjectState
+from infinite_context_brain.core.facts import ContextFacts
+from infinite_context_brain.core.merge import MergeRequest, OfflineMerger
+from infinite_context_brain.core.merge.extract import facts_from_text
+from infinite_context_brain.core.merge.integrity import problems, state_tokens
+from infinite_context_brain.core.models import Decision, ProjectState
 
 NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
 SID = "sid-1"

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from infinite_context.core.brain import ProjectBrain
-from infinite_context.core.config import load_settings
-from infinite_context.core.project import SESSION_FILE, find_root, resolve_project
-from infinite_context.core.transcript.handoff import checkpoint_from_transcript
+from infinite_context_brain.core.brain import ProjectBrain
+from infinite_context_brain.core.config import load_settings
+from infinite_context_brain.core.project import SESSION_FILE, find_root, resolve_project
+from infinite_context_brain.core.transcript.handoff import checkpoint_from_transcript
 
 from ..conftest import FIXTURES
 
@@ -73,7 +73,7 @@ def test_the_id_file_appears_on_the_first_write_only(tmp_path: Path, store_url: 
     payload = {"session_id": "s", "transcript_path": str(other / "missing.jsonl"), "cwd": str(other)}
     for args in (["hook", "session-end"], ["hook", "session-start"], ["doctor"], ["status"]):
         subprocess.run(
-            [sys.executable, "-m", "infinite_context.server", *args],
+            [sys.executable, "-m", "infinite_context_brain.server", *args],
             input=json.dumps(payload),
             text=True,
             env=env,

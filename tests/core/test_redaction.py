@@ -13,13 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from infinite_context.core.brain import ProjectBrain
-from infinite_context.core.config import load_settings
-from infinite_context.core.logs import JsonLineFormatter
-from infinite_context.core.redact import find_secrets, redact
-from infinite_context.core.transcript.handoff import checkpoint_from_transcript
-from infinite_context.core.transcript.observe import build_observation
-from infinite_context.core.transcript.service import transcript_stats
+from infinite_context_brain.core.brain import ProjectBrain
+from infinite_context_brain.core.config import load_settings
+from infinite_context_brain.core.logs import JsonLineFormatter
+from infinite_context_brain.core.redact import find_secrets, redact
+from infinite_context_brain.core.transcript.handoff import checkpoint_from_transcript
+from infinite_context_brain.core.transcript.observe import build_observation
+from infinite_context_brain.core.transcript.service import transcript_stats
 
 from ..redis_servers import RedisServer
 from .secret_corpus import CORPUS
@@ -188,7 +188,7 @@ def test_no_secret_is_persisted_anywhere(
                         "cwd": str(project_dir),
                     },
                 )
-            logging.getLogger("infinite_context.test").warning("provider said %s", everything)
+            logging.getLogger("infinite_context_brain.test").warning("provider said %s", everything)
     finally:
         logging.getLogger().removeHandler(handler)
     persisted = _persisted(tmp_path, store_url, data_dir) + log_stream.getvalue().encode()
@@ -200,7 +200,7 @@ def test_no_secret_is_persisted_anywhere(
 
 
 def test_one_key_line_left_by_a_cut_is_redacted_but_prose_is_not() -> None:
-    from infinite_context.core.redact import redact
+    from infinite_context_brain.core.redact import redact
 
     from .secret_corpus import CORPUS
 
@@ -221,12 +221,14 @@ def test_a_log_line_made_while_its_thread_loads_redaction_is_held_back(
     import sys
     import types
 
-    from infinite_context.core.logs import HELD_BACK
+    from infinite_context_brain.core.logs import HELD_BACK
 
     text, secrets = CORPUS[sorted(CORPUS)[0]]
     record = logging.makeLogRecord({"msg": "stopping with %s", "args": (text,), "levelname": "INFO"})
     monkeypatch.setitem(
-        sys.modules, "infinite_context.core.redact", types.ModuleType("infinite_context.core.redact")
+        sys.modules,
+        "infinite_context_brain.core.redact",
+        types.ModuleType("infinite_context_brain.core.redact"),
     )
     line = JsonLineFormatter().format(record)
     assert json.loads(line)["msg"] == HELD_BACK and not [s for s in secrets if s in line], line

@@ -25,9 +25,9 @@ from typing import Any
 
 import pytest
 
-from infinite_context.core import redact as fast
-from infinite_context.core.redact_rules import RULES, WORD_MIN_CHARS, Rule
-from infinite_context.core.redact_starts import starts
+from infinite_context_brain.core import redact as fast
+from infinite_context_brain.core.redact_rules import RULES, WORD_MIN_CHARS, Rule
+from infinite_context_brain.core.redact_starts import starts
 
 from ..conftest import FIXTURES
 from .secret_corpus import CORPUS

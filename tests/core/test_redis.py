@@ -13,12 +13,12 @@ from pathlib import Path
 import pytest
 import redis
 
-from infinite_context.core.brain import ProjectBrain
-from infinite_context.core.config import load_settings
-from infinite_context.core.errors import CorruptState, StorageUnavailable
-from infinite_context.core.storage import open_store
-from infinite_context.core.storage import redis as redis_store
-from infinite_context.core.storage.redis import display_url
+from infinite_context_brain.core.brain import ProjectBrain
+from infinite_context_brain.core.config import load_settings
+from infinite_context_brain.core.errors import CorruptState, StorageUnavailable
+from infinite_context_brain.core.storage import open_store
+from infinite_context_brain.core.storage import redis as redis_store
+from infinite_context_brain.core.storage.redis import display_url
 
 from ..conftest import PYTHON, cli_env, run_cli
 from ..redis_servers import RedisServer, free_port
@@ -47,9 +47,9 @@ def test_memory_keys_of_each_session_stay_under_its_own_hash_tag(redis_url: str)
     """Working-memory keys (their prefix is built once per session) for ids that need escaping
     in a hash tag and for two sessions used in turn by one store: each session's keys under its
     own tag, its items found there only, archiving (many keys per item) included."""
-    from infinite_context.core.memory.model import MemoryItem
-    from infinite_context.core.storage.parts import IndexedItem, IndexTerms
-    from infinite_context.core.storage.redis_conn import hash_tag
+    from infinite_context_brain.core.memory.model import MemoryItem
+    from infinite_context_brain.core.storage.parts import IndexedItem, IndexTerms
+    from infinite_context_brain.core.storage.redis_conn import hash_tag
 
     sessions = ["a{b}%c", "plain", ""]
     with open_store(load_settings(store_url=redis_url, redis_prefix="team")) as store:
@@ -189,7 +189,7 @@ def test_restart_redis_mid_loop_with_aof(tmp_path: Path, project_dir: Path) -> N
     async def mcp_around_restart() -> tuple[int, int]:
         params = StdioServerParameters(
             command=PYTHON,
-            args=["-m", "infinite_context.server", "mcp"],
+            args=["-m", "infinite_context_brain.server", "mcp"],
             cwd=str(project_dir),
             env=cli_env(url),
         )

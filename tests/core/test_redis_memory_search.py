@@ -13,13 +13,13 @@ from typing import Any
 
 import pytest
 
-from infinite_context.core.config import load_settings
-from infinite_context.core.memory.model import MemoryItem, rank_key
-from infinite_context.core.memory.working import WorkingMemory, indexed
-from infinite_context.core.models import utcnow
-from infinite_context.core.storage import Store, open_store
-from infinite_context.core.storage.search import FULL_READ
-from infinite_context.core.text import terms
+from infinite_context_brain.core.config import load_settings
+from infinite_context_brain.core.memory.model import MemoryItem, rank_key
+from infinite_context_brain.core.memory.working import WorkingMemory, indexed
+from infinite_context_brain.core.models import utcnow
+from infinite_context_brain.core.storage import Store, open_store
+from infinite_context_brain.core.storage.search import FULL_READ
+from infinite_context_brain.core.text import terms
 
 from ..conftest import RedisServer
 from .test_memory_scale import memory
@@ -357,9 +357,9 @@ def test_put_and_search_keys_are_the_session_keys_for_any_session_id(
     tag, and a store and a query under such an id find each other."""
     from functools import partial
 
-    from infinite_context.core.storage.memory_redis import RedisMemory
-    from infinite_context.core.storage.memory_redis_put import CONTENT_TYPES, NAMED, PutCall
-    from infinite_context.core.storage.memory_redis_search import Postings
+    from infinite_context_brain.core.storage.memory_redis import RedisMemory
+    from infinite_context_brain.core.storage.memory_redis_put import CONTENT_TYPES, NAMED, PutCall
+    from infinite_context_brain.core.storage.memory_redis_search import Postings
 
     with open_store(load_settings(store_url=redis_server.url)) as store:
         redis_memory = store.memory
@@ -381,7 +381,7 @@ def test_recall_reads_the_configuration_and_usage_once(
     """``recall`` reads the configuration and the usage once, for its auto-compaction check and
     its budget (it read both twice: two round trips more); after a compaction it reads the usage
     again, so the budget shown is the one compaction left."""
-    from infinite_context.core.memory.ranking import top_by_retention
+    from infinite_context_brain.core.memory.ranking import top_by_retention
 
     trips = CountingTrips(monkeypatch)
     with open_store(load_settings(store_url=redis_server.url)) as store:

@@ -10,8 +10,8 @@ import random
 
 import pytest
 
-from infinite_context.core.storage import search
-from infinite_context.core.storage.search import (
+from infinite_context_brain.core.storage import search
+from infinite_context_brain.core.storage.search import (
     COMPLETE,
     FULL_READ,
     MAX_TERMS,

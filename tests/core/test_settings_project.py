@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from infinite_context.core.brain import ProjectBrain
-from infinite_context.core.config import Settings, load_settings
-from infinite_context.core.errors import ConfigError, InvalidInput
-from infinite_context.core.logs import LOG_LEVEL_VARIABLES, level_from_env
-from infinite_context.core.merge.chain import build_chain
-from infinite_context.core.merge_plan import merge_plan
-from infinite_context.core.project import locate_project
+from infinite_context_brain.core.brain import ProjectBrain
+from infinite_context_brain.core.config import Settings, load_settings
+from infinite_context_brain.core.errors import ConfigError, InvalidInput
+from infinite_context_brain.core.logs import LOG_LEVEL_VARIABLES, level_from_env
+from infinite_context_brain.core.merge.chain import build_chain
+from infinite_context_brain.core.merge_plan import merge_plan
+from infinite_context_brain.core.project import locate_project
 
 from ..conftest import REPO
 

@@ -10,8 +10,8 @@ import threading
 import time
 from pathlib import Path
 
-from infinite_context.core.storage import sqlite_checkpoint
-from infinite_context.core.storage.sqlite_db import SQLiteDB
+from infinite_context_brain.core.storage import sqlite_checkpoint
+from infinite_context_brain.core.storage.sqlite_db import SQLiteDB
 
 
 def _in_database_file(path: Path) -> int | None:

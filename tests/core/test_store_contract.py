@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from infinite_context.core.errors import CorruptState, StorageError
-from infinite_context.core.models import HistoryEntry, ProjectState
-from infinite_context.core.storage import Change
+from infinite_context_brain.core.errors import CorruptState, StorageError
+from infinite_context_brain.core.models import HistoryEntry, ProjectState
+from infinite_context_brain.core.storage import Change
 
 from ..conftest import PYTHON, Backend, cli_env
 
@@ -189,7 +189,7 @@ def test_change_feed_sees_another_connection_within_a_second(backend: Backend) -
 def test_change_feed_sees_another_process_within_a_second(
     backend: Backend, project_dir: Path, tmp_path: Path
 ) -> None:
-    from infinite_context.core.project import resolve_project
+    from infinite_context_brain.core.project import resolve_project
 
     sid = resolve_project(project_dir).session_id
     watcher = backend.open()
@@ -199,7 +199,7 @@ def test_change_feed_sees_another_process_within_a_second(
             [
                 PYTHON,
                 "-m",
-                "infinite_context.server",
+                "infinite_context_brain.server",
                 "--project",
                 str(project_dir),
                 "checkpoint",
@@ -220,7 +220,7 @@ def test_change_feed_sees_another_process_within_a_second(
 
 
 def test_observations_put_and_batched_get(backend: Backend) -> None:
-    from infinite_context.core.models import Observation
+    from infinite_context_brain.core.models import Observation
 
     store = backend.open()
     ids = [f"toolu_{i:04d}" for i in range(700)]  # more than one SQL batch
@@ -245,8 +245,8 @@ def test_observations_put_and_batched_get(backend: Backend) -> None:
 def _open_new_store(args: tuple[str, int]) -> int:
     import time as _time
 
-    from infinite_context.core.config import load_settings as _load
-    from infinite_context.core.storage import open_store as _open
+    from infinite_context_brain.core.config import load_settings as _load
+    from infinite_context_brain.core.storage import open_store as _open
 
     url, start_at = args
     while _time.time() < start_at:  # every process opens the new file at the same moment

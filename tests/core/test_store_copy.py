@@ -8,12 +8,12 @@ from collections import Counter
 from datetime import UTC, datetime
 from pathlib import Path
 
-from infinite_context.core.config import load_settings
-from infinite_context.core.memory.text import terms
-from infinite_context.core.memory.working import WorkingMemory, indexed
-from infinite_context.core.models import HistoryEntry, Observation, ProjectState
-from infinite_context.core.storage import Store, open_store
-from infinite_context.core.storage.copy import copy_all
+from infinite_context_brain.core.config import load_settings
+from infinite_context_brain.core.memory.text import terms
+from infinite_context_brain.core.memory.working import WorkingMemory, indexed
+from infinite_context_brain.core.models import HistoryEntry, Observation, ProjectState
+from infinite_context_brain.core.storage import Store, open_store
+from infinite_context_brain.core.storage.copy import copy_all
 
 from ..conftest import Backend
 

@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 import redis
 
-from infinite_context.core.brain import ProjectBrain
-from infinite_context.core.config import Settings
-from infinite_context.core.errors import ConfigError, CorruptState, InvalidInput, StorageUnavailable
-from infinite_context.core.storage import open_store
-from infinite_context.core.storage.redis_conn import hash_tag, session_of_tag
+from infinite_context_brain.core.brain import ProjectBrain
+from infinite_context_brain.core.config import Settings
+from infinite_context_brain.core.errors import ConfigError, CorruptState, InvalidInput, StorageUnavailable
+from infinite_context_brain.core.storage import open_store
+from infinite_context_brain.core.storage.redis_conn import hash_tag, session_of_tag
 
 from ..redis_servers import RedisCluster, RedisServer, free_port
 
@@ -119,7 +119,7 @@ def test_hash_tags_are_safe_for_any_session_id() -> None:
 
 @pytest.mark.slow
 def test_cluster_session_id_starting_with_brace(redis_cluster: RedisCluster, tmp_path: Path) -> None:
-    from infinite_context.core.storage.redis import RedisStore
+    from infinite_context_brain.core.storage.redis import RedisStore
 
     from .test_store_contract import write
 
@@ -197,7 +197,7 @@ def test_flushed_redis_is_noticed_by_a_running_brain(
 
 
 def test_a_store_keeps_its_id(tmp_path: Path) -> None:
-    from infinite_context.core.storage.identity import identity_of
+    from infinite_context_brain.core.storage.identity import identity_of
 
     url = f"sqlite:///{tmp_path / 'x.db'}"
     first = identity_of(open_store(Settings(store_url=url)))
@@ -209,7 +209,7 @@ def test_a_store_keeps_its_id(tmp_path: Path) -> None:
 def test_damage_seen_as_odd_errors_is_still_corrupt_state(tmp_path: Path) -> None:
     """Random bytes over pages also surface as an undecodable TEXT value or a record length past
     SQLite's limit (seen in 2 of 60 runs of the test above): both are damage, with its fix."""
-    from infinite_context.core.storage.sqlite_db import unavailable
+    from infinite_context_brain.core.storage.sqlite_db import unavailable
 
     try:
         b"\xfa".decode()

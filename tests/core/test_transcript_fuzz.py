@@ -13,15 +13,15 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from infinite_context.core.brain import ProjectBrain
-from infinite_context.core.config import load_settings
-from infinite_context.core.errors import InfiniteContextError
-from infinite_context.core.transcript.digest import digest
-from infinite_context.core.transcript.handoff import checkpoint_from_transcript
-from infinite_context.core.transcript.meter import measure
-from infinite_context.core.transcript.reader import TranscriptReader
-from infinite_context.core.transcript.service import expand, transcript_stats
-from infinite_context.core.transcript.transform import transform
+from infinite_context_brain.core.brain import ProjectBrain
+from infinite_context_brain.core.config import load_settings
+from infinite_context_brain.core.errors import InfiniteContextError
+from infinite_context_brain.core.transcript.digest import digest
+from infinite_context_brain.core.transcript.handoff import checkpoint_from_transcript
+from infinite_context_brain.core.transcript.meter import measure
+from infinite_context_brain.core.transcript.reader import TranscriptReader
+from infinite_context_brain.core.transcript.service import expand, transcript_stats
+from infinite_context_brain.core.transcript.transform import transform
 
 scalars = st.one_of(
     st.none(), st.booleans(), st.integers(min_value=-(2**70), max_value=2**70), st.floats(allow_nan=False),

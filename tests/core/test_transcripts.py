@@ -11,19 +11,19 @@ from pathlib import Path
 import orjson
 import pytest
 
-from infinite_context.core.models import Observation
-from infinite_context.core.transcript.locate import live_transcript, project_slug
-from infinite_context.core.transcript.meter import measure
-from infinite_context.core.transcript.observe import build_observation
-from infinite_context.core.transcript.reader import (
+from infinite_context_brain.core.models import Observation
+from infinite_context_brain.core.transcript.locate import live_transcript, project_slug
+from infinite_context_brain.core.transcript.meter import measure
+from infinite_context_brain.core.transcript.observe import build_observation
+from infinite_context_brain.core.transcript.reader import (
     AssistantEntry,
     SystemEntry,
     TranscriptReader,
     UserEntry,
     subagent_files,
 )
-from infinite_context.core.transcript.service import _load, compress, expand, transcript_stats
-from infinite_context.core.transcript.transform import MARKER, TransformOptions, transform
+from infinite_context_brain.core.transcript.service import _load, compress, expand, transcript_stats
+from infinite_context_brain.core.transcript.transform import MARKER, TransformOptions, transform
 
 from ..conftest import FIXTURES, PYTHON
 
@@ -112,8 +112,8 @@ def test_a_200_mb_transcript_streams_in_bounded_memory(tmp_path: Path) -> None:
         f"""
         import re
         from pathlib import Path
-        from infinite_context.core.transcript.reader import TranscriptReader
-        from infinite_context.core.transcript.meter import measure
+        from infinite_context_brain.core.transcript.reader import TranscriptReader
+        from infinite_context_brain.core.transcript.meter import measure
         reader = TranscriptReader(Path({str(big)!r}))
         count = sum(1 for _ in reader)
         meter = measure(Path({str(big)!r}))
@@ -161,8 +161,8 @@ def test_transform_never_touches_the_file_or_the_input_objects() -> None:
 
 
 def test_transform_messages_is_gated_by_endless_mode() -> None:
-    from infinite_context.core.config import load_settings
-    from infinite_context.core.transcript.service import transform_messages
+    from infinite_context_brain.core.config import load_settings
+    from infinite_context_brain.core.transcript.service import transform_messages
 
     messages = messages_of(FIXTURES / "spotter" / "tool_heavy.jsonl")
     off, stats = transform_messages(messages, load_settings())
@@ -287,7 +287,7 @@ def test_compress_writes_a_resumable_copy_that_differs_only_in_tool_results(tmp_
 
 
 def test_compress_refuses_to_overwrite_its_source(tmp_path: Path) -> None:
-    from infinite_context.core.errors import InvalidInput
+    from infinite_context_brain.core.errors import InvalidInput
 
     copy_of = tmp_path / "s.jsonl"
     copy_of.write_bytes((FIXTURES / "spotter" / "short.jsonl").read_bytes())
@@ -320,7 +320,7 @@ def test_expand_returns_the_original_and_reads_sidecar_files(tmp_path: Path) -> 
     while pages[-1].next_offset is not None:
         pages.append(expand(sidecar.stem, transcript, offset=pages[-1].next_offset))
     assert "".join(p.text for p in pages) == text
-    from infinite_context.core.errors import NotFound
+    from infinite_context_brain.core.errors import NotFound
 
     with pytest.raises(NotFound):
         expand("toolu_does_not_exist", source)
@@ -347,9 +347,9 @@ def test_live_transcript_is_the_newest_in_claude_codes_project_folder(
 
 
 def test_digest_facts_from_a_window_reach_the_brain(tmp_path: Path) -> None:
-    from infinite_context.core.brain import ProjectBrain
-    from infinite_context.core.config import load_settings
-    from infinite_context.core.transcript.digest import windows
+    from infinite_context_brain.core.brain import ProjectBrain
+    from infinite_context_brain.core.config import load_settings
+    from infinite_context_brain.core.transcript.digest import windows
 
     path = FIXTURES / "claude-reliability" / "coverage-test-fix" / "transcript.jsonl"
     found = list(windows(path, every=20))

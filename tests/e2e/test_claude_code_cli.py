@@ -84,7 +84,7 @@ def mcp_list_line(claude: str, project_dir: Path, env: dict[str, str]) -> str:
 def doctor_checks(project_dir: Path, env: dict[str, str]) -> dict[str, dict[str, Any]]:
     """`infinite-context --json doctor` in ``project_dir``: its checks by name."""
     doctor = subprocess.run(
-        [PYTHON, "-m", "infinite_context.server", "--json", "doctor"],
+        [PYTHON, "-m", "infinite_context_brain.server", "--json", "doctor"],
         cwd=project_dir,
         env=env,
         capture_output=True,
@@ -103,7 +103,7 @@ def test_claude_mcp_list_shows_our_server_connected(project_dir: Path, tmp_path:
                 "mcpServers": {
                     "infinite-context": {
                         "command": PYTHON,
-                        "args": ["-m", "infinite_context.server", "mcp"],
+                        "args": ["-m", "infinite_context_brain.server", "mcp"],
                         "env": {"INFINITE_CONTEXT_STORE_URL": f"sqlite:///{tmp_path / 'brain.db'}"},
                     }
                 }

@@ -13,8 +13,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from infinite_context.core.config import load_settings
-from infinite_context.core.storage import open_store
+from infinite_context_brain.core.config import load_settings
+from infinite_context_brain.core.storage import open_store
 
 from ..claude_session import ClaudeProject, Run, run_claude
 from ..fake_anthropic import Step

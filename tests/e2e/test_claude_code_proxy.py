@@ -48,7 +48,7 @@ def test_claude_code_runs_through_the_proxy(tmp_path: Path) -> None:
         "INFINITE_CONTEXT_PROXY_EPOCH_TOKENS": "2000",
         "INFINITE_CONTEXT_PROXY_KEEP_RECENT": "1",
     }
-    cli = [PYTHON, "-m", "infinite_context.server"]
+    cli = [PYTHON, "-m", "infinite_context_brain.server"]
     with fake_anthropic(steps, tag="px") as fake:
         port = free_port()
         proxy_env = {**{k: v for k, v in os.environ.items() if not k.startswith("INFINITE_CONTEXT_")}, **ours}

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from infinite_context.core.transcript.digest import digest, session_root
-from infinite_context.core.transcript.reader import TranscriptReader
+from infinite_context_brain.core.transcript.digest import digest, session_root
+from infinite_context_brain.core.transcript.reader import TranscriptReader
 
 from ..conftest import PYTHON, settle_hooks
 from ..fake_anthropic import Step, fake_anthropic
@@ -90,7 +90,7 @@ def test_the_current_cli_transcript_reads_as_facts_and_resumes(tmp_path: Path, s
     full_env = {**os.environ, **env}
     payload = {"session_id": "s", "transcript_path": str(transcript), "cwd": str(project), "reason": "exit"}
     subprocess.run(
-        [PYTHON, "-m", "infinite_context.server", "hook", "session-end"],
+        [PYTHON, "-m", "infinite_context_brain.server", "hook", "session-end"],
         input=json.dumps(payload),
         text=True,
         env=full_env,
@@ -99,7 +99,7 @@ def test_the_current_cli_transcript_reads_as_facts_and_resumes(tmp_path: Path, s
     )
     settle_hooks()  # SessionEnd is queued; its worker writes the hand-off
     started = subprocess.run(
-        [PYTHON, "-m", "infinite_context.server", "hook", "session-start"],
+        [PYTHON, "-m", "infinite_context_brain.server", "hook", "session-start"],
         input=json.dumps({**payload, "source": "clear"}),
         text=True,
         env=full_env,

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from infinite_context.core.brain import ProjectBrain
-from infinite_context.core.config import load_settings
+from infinite_context_brain.core.brain import ProjectBrain
+from infinite_context_brain.core.config import load_settings
 
 from ..conftest import PYTHON, cli_env
 

@@ -55,7 +55,7 @@ def test_mcp_server_stops_and_releases_the_session_lock(
     signum: int, store_url: str, project_dir: Path
 ) -> None:
     server = subprocess.Popen(
-        [PYTHON, "-m", "infinite_context.server", "mcp"],
+        [PYTHON, "-m", "infinite_context_brain.server", "mcp"],
         cwd=project_dir,
         env=cli_env(store_url, CLAUDE_PROJECT_DIR=str(project_dir)),
         stdin=subprocess.PIPE,
@@ -92,7 +92,7 @@ def test_mcp_server_stops_and_releases_the_session_lock(
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 def test_language_server_stops_cleanly(signum: int, store_url: str, project_dir: Path) -> None:
     server = subprocess.Popen(
-        [PYTHON, "-m", "infinite_context.server", "lsp", "--stdio"],
+        [PYTHON, "-m", "infinite_context_brain.server", "lsp", "--stdio"],
         cwd=project_dir,
         env=cli_env(store_url),
         stdin=subprocess.PIPE,

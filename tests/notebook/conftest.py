@@ -19,9 +19,9 @@ def shell(project_dir: Path, store_url: str, monkeypatch: pytest.MonkeyPatch) ->
     monkeypatch.setenv("INFINITE_CONTEXT_STORE_URL", store_url)
     monkeypatch.chdir(project_dir)
     ip = InteractiveShell.instance()
-    ip.run_line_magic("load_ext", "infinite_context.notebook")
+    ip.run_line_magic("load_ext", "infinite_context_brain.notebook")
     yield ip
-    ip.run_line_magic("unload_ext", "infinite_context.notebook")
+    ip.run_line_magic("unload_ext", "infinite_context_brain.notebook")
     InteractiveShell.clear_instance()
 
 

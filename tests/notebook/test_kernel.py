@@ -21,7 +21,7 @@ def test_notebook_session_shares_the_brain_with_the_cli(
 ) -> None:
     monkeypatch.setenv("INFINITE_CONTEXT_STORE_URL", store_url)
     cells = [
-        "%load_ext infinite_context.notebook",
+        "%load_ext infinite_context_brain.notebook",
         "import json\nrows = [{'id': i} for i in range(10)]\nprint('rows', len(rows))",
         "%checkpoint -m Current task: load the rows in src/app.py",
         "%%checkpoint\nDone: loaded the rows. Current task: plot them\nDecided: use matplotlib",

@@ -9,8 +9,8 @@ import pytest
 from IPython.core.error import UsageError
 from IPython.core.interactiveshell import InteractiveShell
 
-from infinite_context.core.brain import ProjectBrain
-from infinite_context.core.config import load_settings
+from infinite_context_brain.core.brain import ProjectBrain
+from infinite_context_brain.core.config import load_settings
 
 
 def brain_state(project_dir: Path, store_url: str) -> dict[str, object]:

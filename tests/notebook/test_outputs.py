@@ -20,7 +20,7 @@ from .conftest import run_notebook
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 
 PANEL_FLOW = """
-from infinite_context.notebook import _MAGICS
+from infinite_context_brain.notebook import _MAGICS
 p = _MAGICS.panel
 current = p.history[0].version
 print("CURRENT", current, p.buttons[current].disabled, p.buttons[current].description)
@@ -65,7 +65,7 @@ def test_notebook_outputs_have_fallbacks_and_the_rollback_asks_first(
 ) -> None:
     monkeypatch.setenv("INFINITE_CONTEXT_STORE_URL", store_url)
     cells = [
-        "%load_ext infinite_context.notebook",
+        "%load_ext infinite_context_brain.notebook",
         '%checkpoint -m "Current task: fix List<T> parsing in src/app.py"',
         "%checkpoint -m 'Done: parsing. Current task: plot \"the rows\"'",
         "%resume",

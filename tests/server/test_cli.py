@@ -95,7 +95,7 @@ def test_logs_are_json_lines_on_stderr(project_dir: Path, store_url: str) -> Non
     lines = log_lines(done.stderr)
     assert any(
         line["level"] == "warning"
-        and str(line["logger"]).startswith("infinite_context")
+        and str(line["logger"]).startswith("infinite_context_brain")
         and "gemini" in str(line["msg"]).lower()
         for line in lines
     ), lines

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from infinite_context.server.cli_parser import build_parser
+from infinite_context_brain.server.cli.parser import build_parser
 
 from ..conftest import run_cli, run_cli_process
 
@@ -132,7 +132,7 @@ class _Terminal(io.StringIO):
 def test_no_silent_wait_on_a_terminal(
     store_url: str, project_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from infinite_context.server.cli import main
+    from infinite_context_brain.server.cli.main import main
 
     monkeypatch.setenv("INFINITE_CONTEXT_STORE_URL", store_url)
     monkeypatch.chdir(project_dir)

@@ -22,12 +22,12 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 from pytest_lsp import ClientServerConfig, LanguageClient
 
-from infinite_context.core.transcript.locate import project_slug
+from infinite_context_brain.core.transcript.locate import project_slug
 
 from ..conftest import FIXTURES, PYTHON, cli_env
 from ..redis_servers import RedisServer, free_port
 
-SERVER = [PYTHON, "-m", "infinite_context.server", "lsp", "--stdio"]
+SERVER = [PYTHON, "-m", "infinite_context_brain.server", "lsp", "--stdio"]
 
 
 class Session:
@@ -137,7 +137,7 @@ async def test_requests_notifications_and_two_folders(lsp: Session, store_url: s
         [
             PYTHON,
             "-m",
-            "infinite_context.server",
+            "infinite_context_brain.server",
             "--project",
             str(alpha),
             "checkpoint",
@@ -261,7 +261,7 @@ async def test_the_live_transcript_feeds_the_context_meter(
         expected = _append_reply(live, 123_456)
         await lsp.budget_where(lambda p: p["contextTokens"] == expected, timeout=5)
         # the meter reads only what was appended, across many changes, and agrees with a full read
-        from infinite_context.core.transcript.meter import measure
+        from infinite_context_brain.core.transcript.meter import measure
 
         for n in range(3):
             expected = _append_reply(live, 130_000 + n)

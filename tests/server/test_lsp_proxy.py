@@ -22,12 +22,12 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 from pytest_lsp import ClientServerConfig, LanguageClient
 
-from infinite_context.server.proxy import process
+from infinite_context_brain.server.proxy import process
 
 from ..conftest import PYTHON
 from ..fake_anthropic import FakeAnthropic, Step, fake_anthropic
 
-SERVER = [PYTHON, "-m", "infinite_context.server", "lsp", "--stdio"]
+SERVER = [PYTHON, "-m", "infinite_context_brain.server", "lsp", "--stdio"]
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from pygls.exceptions import JsonRpcException
 
-from infinite_context.core.params import HISTORY_LIMIT_DEFAULT
+from infinite_context_brain.core.params import HISTORY_LIMIT_DEFAULT
 
 from .test_lsp import Session, _plain, lsp  # noqa: F401  (the fixture)
 

@@ -18,7 +18,7 @@ from ..conftest import PYTHON, cli_env
 async def mcp_session(project_dir: Path, store_url: str, **env: str) -> AsyncIterator[ClientSession]:
     params = StdioServerParameters(
         command=PYTHON,
-        args=["-m", "infinite_context.server", "mcp"],
+        args=["-m", "infinite_context_brain.server", "mcp"],
         cwd=str(project_dir),
         env=cli_env(store_url, **env),
     )

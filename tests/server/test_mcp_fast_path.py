@@ -77,7 +77,7 @@ def test_a_file_as_stdin_is_served_by_the_sdk_transport(project_dir: Path, store
     requests.write_text(json.dumps(INIT) + "\n")
     with requests.open("rb") as stdin:
         out = subprocess.run(
-            [PYTHON, "-m", "infinite_context.server", "mcp"],
+            [PYTHON, "-m", "infinite_context_brain.server", "mcp"],
             cwd=project_dir,
             env=cli_env(store_url),
             stdin=stdin,
@@ -93,7 +93,7 @@ def test_pipe_streams_keep_stray_output_off_the_wire_and_restore_the_descriptors
     script = textwrap.dedent(
         """
         import asyncio, os, sys
-        from infinite_context.server.mcp.stdio import fast_fds, pipe_streams
+        from infinite_context_brain.server.mcp.stdio import fast_fds, pipe_streams
 
         async def main():
             assert fast_fds()
@@ -162,8 +162,8 @@ def test_the_sdk_tracing_middleware_goes_only_when_no_tracer_provider_is_install
     from mcp.server._otel import OpenTelemetryMiddleware
     from opentelemetry import trace
 
-    from infinite_context.server.mcp.app import _drop_idle_tracing, build_server
-    from infinite_context.server.mcp.holder import BrainHolder
+    from infinite_context_brain.server.mcp.app import _drop_idle_tracing, build_server
+    from infinite_context_brain.server.mcp.holder import BrainHolder
 
     def traced() -> list[object]:
         server = build_server(BrainHolder(lambda: None))  # type: ignore[arg-type,return-value]

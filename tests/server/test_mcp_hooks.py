@@ -13,11 +13,11 @@ from typing import Any
 
 import pytest
 
-from infinite_context.core.config import load_settings
-from infinite_context.core.errors import InvalidInput
-from infinite_context.core.storage import open_store
-from infinite_context.server.claude_code import claude_code_version, hook_transport
-from infinite_context.server.hook_tool import HOOK_TOOL, MIN_CLAUDE_CODE
+from infinite_context_brain.core.config import load_settings
+from infinite_context_brain.core.errors import InvalidInput
+from infinite_context_brain.core.storage import open_store
+from infinite_context_brain.server.claude_code.hook_tool import HOOK_TOOL, MIN_CLAUDE_CODE
+from infinite_context_brain.server.claude_code.install import claude_code_version, hook_transport
 
 from ..conftest import FIXTURES
 from ..conftest import run_cli as run

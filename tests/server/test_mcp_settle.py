@@ -52,7 +52,7 @@ def test_no_idle_work_once_the_wire_is_closed() -> None:
     script = textwrap.dedent(
         """
         import asyncio
-        from infinite_context.server.mcp.stdio import IDLE_DELAY, pipe_streams
+        from infinite_context_brain.server.mcp.stdio import IDLE_DELAY, pipe_streams
 
         ran = []
 

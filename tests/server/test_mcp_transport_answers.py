@@ -14,14 +14,14 @@ from typing import Any
 import anyio
 import pytest
 
-from infinite_context.core.brain import ProjectBrain
-from infinite_context.core.config import load_settings
-from infinite_context.server.mcp.app import build_server
-from infinite_context.server.mcp.fast_calls import FastCalls, enabled
-from infinite_context.server.mcp.holder import BrainHolder
-from infinite_context.server.mcp.memory_tools import BOUNDED
-from infinite_context.server.mcp.session_streams import session_streams
-from infinite_context.server.mcp.stdio import LineReader, LineWriter
+from infinite_context_brain.core.brain import ProjectBrain
+from infinite_context_brain.core.config import load_settings
+from infinite_context_brain.server.mcp.app import build_server
+from infinite_context_brain.server.mcp.fast_calls import FastCalls, enabled
+from infinite_context_brain.server.mcp.holder import BrainHolder
+from infinite_context_brain.server.mcp.memory_tools import BOUNDED
+from infinite_context_brain.server.mcp.session_streams import session_streams
+from infinite_context_brain.server.mcp.stdio import LineReader, LineWriter
 
 from ..conftest import cli_env
 from ..raw_stdio import start_mcp, tool_call

@@ -17,12 +17,12 @@ from pathlib import Path
 
 import pytest
 
-from infinite_context.core.brain import ProjectBrain
-from infinite_context.core.config import load_settings
-from infinite_context.core.errors import ConfigError, StorageUnavailable
-from infinite_context.server.mcp import warm
-from infinite_context.server.mcp.holder import BrainHolder
-from infinite_context.server.mcp.startup_gc import StartupGc
+from infinite_context_brain.core.brain import ProjectBrain
+from infinite_context_brain.core.config import load_settings
+from infinite_context_brain.core.errors import ConfigError, StorageUnavailable
+from infinite_context_brain.server.mcp import warm
+from infinite_context_brain.server.mcp.holder import BrainHolder
+from infinite_context_brain.server.mcp.startup_gc import StartupGc
 
 from ..conftest import PYTHON, cli_env
 from ..redis_servers import free_port
@@ -100,7 +100,7 @@ def test_a_failed_warm_up_leaves_the_first_call_its_error(
 ) -> None:
     opener = CountedOpen(project_dir, url.format(port=free_port()) if url else store_url, **settings)
     holder = BrainHolder(opener)
-    with caplog.at_level(logging.WARNING, logger="infinite_context.server.mcp.warm"):
+    with caplog.at_level(logging.WARNING, logger="infinite_context_brain.server.mcp.warm"):
         warm.warm(holder)  # as the thread runs it, here to the end
     assert any("could not open the brain" in r.getMessage() for r in caplog.records)
     assert not holder.ready
@@ -276,7 +276,7 @@ def test_initialize_does_not_wait_for_a_frozen_store(project_dir: Path) -> None:
     thread (up to the client's 2 s timeout), not `initialize`; the first call names the store."""
     silent = SilentServer()
     server = subprocess.Popen(
-        [PYTHON, "-m", "infinite_context.server", "mcp"],
+        [PYTHON, "-m", "infinite_context_brain.server", "mcp"],
         cwd=project_dir,
         env=cli_env(f"redis://127.0.0.1:{silent.port}/0"),
         stdin=subprocess.PIPE,

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from infinite_context.core.config import load_settings
-from infinite_context.core.project import resolve_project
-from infinite_context.core.storage import open_store
+from infinite_context_brain.core.config import load_settings
+from infinite_context_brain.core.project import resolve_project
+from infinite_context_brain.core.storage import open_store
 
 from ..conftest import PYTHON, cli_env
 from .test_mcp_e2e import mcp_session, text_of
@@ -103,7 +103,7 @@ def test_kill_9_right_after_store_returns_keeps_the_item(project_dir: Path, stor
     session = resolve_project(project_dir).session_id
     for round_ in range(5):
         proc = subprocess.Popen(
-            [PYTHON, "-m", "infinite_context.server", "mcp"],
+            [PYTHON, "-m", "infinite_context_brain.server", "mcp"],
             cwd=project_dir,
             env=cli_env(store_url),
             stdin=subprocess.PIPE,

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from infinite_context.server.cli import main
+from infinite_context_brain.server.cli.main import main
 
 from ..conftest import FIXTURES, run_cli, settle_hooks
 

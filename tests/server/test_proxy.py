@@ -20,7 +20,7 @@ from pathlib import Path
 import httpx2
 import pytest
 
-PROXY_RUN = [sys.executable, "-m", "infinite_context.server", "proxy", "run"]
+PROXY_RUN = [sys.executable, "-m", "infinite_context_brain.server", "proxy", "run"]
 SECRET = "sk-ant-api03-proxy-test-" + "k" * 30
 CHUNKS = [f'event: content_block_delta\ndata: {{"i": {i}}}\n\n'.encode() for i in range(5)]
 
@@ -108,7 +108,7 @@ def proxy(upstream: Upstream, tmp_path_factory: pytest.TempPathFactory) -> Itera
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline:
         try:
-            httpx2.get(url + "/_infinite_context/status", timeout=0.2)
+            httpx2.get(url + "/_infinite_context_brain/status", timeout=0.2)
             break
         except httpx2.HTTPError:
             time.sleep(0.02)
@@ -178,7 +178,7 @@ def test_messages_and_count_tokens_are_transformed(proxy: tuple[str, Path], upst
     httpx2.post(url + "/v1/messages", content=raw, headers=HEADERS).read()
     again = json.loads(upstream.bodies[-1][1])
     assert again["messages"] == sent["messages"]
-    status = httpx2.get(url + "/_infinite_context/status").json()
+    status = httpx2.get(url + "/_infinite_context_brain/status").json()
     assert status["tokens_after"] < status["tokens_before"] and status["epochs"] >= 1
     assert status["seen_once"] >= 0 and status["cache_moves"] >= 0  # added beside the fields above
 
@@ -188,7 +188,7 @@ def test_malformed_body_goes_untouched(proxy: tuple[str, Path], upstream: Upstre
     body = b'{"messages": [ this is not json'
     httpx2.post(url + "/v1/messages", content=body, headers=HEADERS).read()
     assert upstream.bodies[-1][1] == body
-    assert httpx2.get(url + "/_infinite_context/status").json()["failed_open"] >= 1
+    assert httpx2.get(url + "/_infinite_context_brain/status").json()["failed_open"] >= 1
 
 
 @pytest.mark.parametrize("code", [400, 401, 429, 500, 529])
@@ -213,4 +213,4 @@ def test_client_leaving_mid_stream_closes_upstream(proxy: tuple[str, Path], upst
     while "/v1/messages-slowstream" not in upstream.aborted and time.monotonic() < deadline:
         time.sleep(0.05)
     assert "/v1/messages-slowstream" in upstream.aborted
-    assert httpx2.get(url + "/_infinite_context/status").status_code == 200  # still serving
+    assert httpx2.get(url + "/_infinite_context_brain/status").status_code == 200  # still serving

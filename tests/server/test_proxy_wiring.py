@@ -11,11 +11,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-from infinite_context.server.claude_code import InstallReport
-from infinite_context.server.proxy import process
-from infinite_context.server.proxy.wiring import BASE_URL, FIRST_PARTY, endless_check, install_endless
+from infinite_context_brain.server.claude_code.install import InstallReport
+from infinite_context_brain.server.proxy import process
+from infinite_context_brain.server.proxy.wiring import BASE_URL, FIRST_PARTY, endless_check, install_endless
 
-CLI = [sys.executable, "-m", "infinite_context.server"]
+CLI = [sys.executable, "-m", "infinite_context_brain.server"]
 
 
 def test_install_endless_project_scope_and_uninstall(tmp_path: Path) -> None:
@@ -97,9 +97,9 @@ def test_proxy_knobs_are_settings(tmp_path: Path) -> None:
     """The ``INFINITE_CONTEXT_PROXY_*`` knobs are settings: read with every other setting, unset
     ones keep the transform's defaults, a bad value is refused naming the variable (the proxy
     does not start with a silently ignored value)."""
-    from infinite_context.core.config import Settings
-    from infinite_context.core.transcript.live import LiveOptions
-    from infinite_context.server.proxy.store import live_options
+    from infinite_context_brain.core.config import Settings
+    from infinite_context_brain.core.transcript.live import LiveOptions
+    from infinite_context_brain.server.proxy.store import live_options
 
     defaults = live_options(Settings(data_dir=tmp_path))
     assert (defaults.keep_recent, defaults.keep_recent_tokens, defaults.epoch_tokens) == (

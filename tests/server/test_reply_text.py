@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import random
 
-from infinite_context.server.text import squeeze
+from infinite_context_brain.server.text import squeeze
 
 
 def squeeze_whole(text: str, limit: int) -> str:

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from infinite_context.core.config import load_settings
-from infinite_context.core.storage import open_store
-from infinite_context.server import spool
+from infinite_context_brain.core.config import load_settings
+from infinite_context_brain.core.storage import open_store
+from infinite_context_brain.server.claude_code import spool
 
 from ..conftest import cli_env, settle_hooks
 
@@ -86,7 +86,9 @@ def test_a_killed_worker_loses_nothing(store_url: str, project_dir: Path) -> Non
         os.environ.clear()
         os.environ.update(saved)
     worker = subprocess.Popen(
-        [sys.executable, "-m", "infinite_context.server.spool", folder], env=env, stderr=subprocess.PIPE
+        [sys.executable, "-m", "infinite_context_brain.server.claude_code.spool", folder],
+        env=env,
+        stderr=subprocess.PIPE,
     )
     deadline = time.monotonic() + 20
     while len(spool.pending(folder)) == 40 and time.monotonic() < deadline:

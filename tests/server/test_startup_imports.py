@@ -21,32 +21,41 @@ def _loaded(code: str) -> set[str]:
     ("module", "also_absent"),
     [
         # the deferred hooks (every tool call) exit from here: not even logging
-        ("infinite_context.server.launch", ("logging", "infinite_context.server.hooks")),
+        (
+            "infinite_context_brain.server.launch",
+            ("logging", "infinite_context_brain.server.claude_code.hooks"),
+        ),
         # every other command builds its parser first; the flag rules (pydantic) load only when given
-        ("infinite_context.server.cli", ("infinite_context.core.params",)),
-        ("infinite_context.server.proxy.process", ("urllib.request", "infinite_context.server.proxy.app")),
+        ("infinite_context_brain.server.cli.main", ("infinite_context_brain.core.params",)),
+        (
+            "infinite_context_brain.server.proxy.process",
+            ("urllib.request", "infinite_context_brain.server.proxy.app"),
+        ),
         # %load_ext registers the magics; pydantic waits for the first magic that needs it
-        ("infinite_context.notebook.magics", ("infinite_context.core.params",)),
+        ("infinite_context_brain.notebook.magics", ("infinite_context_brain.core.params",)),
     ],
 )
 def test_entry_modules_stay_light(module: str, also_absent: tuple[str, ...]) -> None:
     loaded = _loaded(f"import {module}")
-    allowed = {"IPython"} if module.startswith("infinite_context.notebook") else set()
+    allowed = {"IPython"} if module.startswith("infinite_context_brain.notebook") else set()
     assert not {name for name in loaded if name.split(".")[0] in set(HEAVY) - allowed}
     assert not loaded & set(also_absent)
 
 
 def test_parser_builds_without_the_rules() -> None:
-    loaded = _loaded("from infinite_context.server.cli_parser import build_parser\nbuild_parser()")
+    loaded = _loaded("from infinite_context_brain.server.cli.parser import build_parser\nbuild_parser()")
     assert "pydantic" not in loaded
 
 
 def test_a_brain_that_only_reads_loads_no_merge_code() -> None:
     """SessionStart opens the brain and resumes: the mergers (and the redaction rules they use)
     load on the first merge, not with the brain."""
-    loaded = _loaded("from infinite_context.core.brain import ProjectBrain")
-    assert not loaded & {"infinite_context.core.merge.offline", "infinite_context.core.merge.chain"}
-    assert "infinite_context.core.redact_rules" not in loaded
+    loaded = _loaded("from infinite_context_brain.core.brain import ProjectBrain")
+    assert not loaded & {
+        "infinite_context_brain.core.merge.offline",
+        "infinite_context_brain.core.merge.chain",
+    }
+    assert "infinite_context_brain.core.redact_rules" not in loaded
 
 
 def test_the_first_memory_call_loads_no_merge_rendering_or_redaction_code() -> None:
@@ -54,24 +63,24 @@ def test_the_first_memory_call_loads_no_merge_rendering_or_redaction_code() -> N
     memory and the SQLite store; the merge code, rendering, difflib and the redaction rules load
     with the first checkpoint, resume or write (and the Redis client only for a Redis store)."""
     loaded = _loaded(
-        "from infinite_context.core import brain\n"
-        "from infinite_context.core.memory import working\n"
-        "from infinite_context.core.storage import sqlite"
+        "from infinite_context_brain.core import brain\n"
+        "from infinite_context_brain.core.memory import working\n"
+        "from infinite_context_brain.core.storage import sqlite"
     )
     assert not loaded & {
         "difflib",
-        "infinite_context.core.render",
-        "infinite_context.core.merge.base",
-        "infinite_context.core.merge.integrity",
-        "infinite_context.core.redact",
-        "infinite_context.core.redact_rules",
+        "infinite_context_brain.core.render",
+        "infinite_context_brain.core.merge.base",
+        "infinite_context_brain.core.merge.integrity",
+        "infinite_context_brain.core.redact",
+        "infinite_context_brain.core.redact_rules",
         "redis",
     }
 
 
 _BUILD_SERVER = (
-    "from infinite_context.server.mcp.app import build_server\n"
-    "from infinite_context.server.mcp.holder import BrainHolder\n"
+    "from infinite_context_brain.server.mcp.app import build_server\n"
+    "from infinite_context_brain.server.mcp.holder import BrainHolder\n"
     "build_server(BrainHolder(lambda: None))\n"
 )
 
@@ -80,7 +89,7 @@ def test_the_mcp_server_is_built_without_rich() -> None:
     """The SDK's server constructor imports rich for a log handler that ``logging.basicConfig``
     drops when the root logger has one (ours, set up by the entry point first): ~10-15 ms of
     every start, for nothing (issue 19)."""
-    our_logging = "from infinite_context.core.logs import setup_logging\nsetup_logging()\n"
+    our_logging = "from infinite_context_brain.core.logs import setup_logging\nsetup_logging()\n"
     loaded = _loaded(our_logging + _BUILD_SERVER)
     assert "rich" not in loaded
 

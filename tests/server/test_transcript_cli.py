@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from infinite_context.core.config import load_settings
-from infinite_context.core.models import Observation
-from infinite_context.core.storage import open_store
-from infinite_context.core.transcript.locate import project_slug
+from infinite_context_brain.core.config import load_settings
+from infinite_context_brain.core.models import Observation
+from infinite_context_brain.core.storage import open_store
+from infinite_context_brain.core.transcript.locate import project_slug
 
 from ..conftest import FIXTURES, run_cli_process, settle_hooks
 from ..conftest import run_cli as run

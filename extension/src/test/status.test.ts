@@ -94,7 +94,7 @@ test("user text is escaped in Markdown: <T> stays literal", () => {
 
 test("start problems name the cause", () => {
   assert.equal(startProblem("/x/python", "ENOENT", "").kind, "no-interpreter");
-  const missing = startProblem("/usr/bin/python3", 1, "Traceback...\n/usr/bin/python3: No module named infinite_context\n");
+  const missing = startProblem("/usr/bin/python3", 1, "Traceback...\n/usr/bin/python3: No module named infinite_context_brain\n");
   assert.equal(missing.kind, "not-installed");
   assert.match(missing.message, /\/usr\/bin\/python3 does not have infinite-context installed/);
   assert.match(startProblem("p", 1, "boom\nValueError: bad\n").message, /ValueError: bad/);

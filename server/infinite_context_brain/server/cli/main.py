@@ -1,0 +1,474 @@
+"""The ``infinite-context`` command.
+
+Each sub-command parses its flags, makes one ProjectBrain call and prints the result: with rich
+for people, or one JSON document with ``--json``. Core errors are turned into a message and an
+exit status in ``main`` only. Heavy modules (rich, mcp) are imported inside the commands that
+use them, so ``infinite-context mcp`` and the hooks start fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from infinite_context_brain.core.errors import InfiniteContextError, InvalidInput
+
+from .parser import build_parser
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from infinite_context_brain.core.brain import ProjectBrain
+    from infinite_context_brain.core.config import Settings
+    from infinite_context_brain.core.transcript.transform import Lookup
+
+
+def _settings(args: argparse.Namespace, **overrides: Any) -> Settings:
+    """The one place the CLI loads Settings (``--project`` plus any overrides); a log level set
+    only in ``.env`` takes effect from here on. ``--project`` enters as an explicit value, so
+    every consumer of these settings sees it; the folder itself is always chosen by
+    ``locate_project`` (explicit > PROJECT_ROOT > CLAUDE_PROJECT_DIR > cwd)."""
+    from infinite_context_brain.core.config import load_settings
+    from infinite_context_brain.core.logs import setup_logging
+
+    settings = load_settings(project_root=Path(args.project) if args.project else None, **overrides)
+    setup_logging(settings.log_level)
+    return settings
+
+
+def _open_brain(args: argparse.Namespace) -> ProjectBrain:
+    from infinite_context_brain.core.brain import ProjectBrain
+
+    return ProjectBrain.open(args.project, _settings(args))
+
+
+def _read_context(args: argparse.Namespace) -> str:
+    if args.message is not None:
+        return str(args.message)
+    if args.file is not None:
+        try:
+            return Path(args.file).read_text(encoding="utf-8")
+        except OSError as exc:
+            raise InvalidInput(
+                "--file", f"cannot read {args.file}: {exc.strerror}", fix="pass a readable file"
+            ) from None
+        except UnicodeDecodeError:
+            raise InvalidInput("--file", f"{args.file} is not UTF-8 text", fix="pass a text file") from None
+    if sys.stdin.isatty():  # never wait silently on a terminal
+        sys.stderr.write("Reading the context from the terminal: type it, then Ctrl-D.\n")
+    return sys.stdin.read()
+
+
+def _markdown(args: argparse.Namespace) -> bool:
+    """Plain Markdown out (``--format md``, or stdout is a pipe / file) instead of rich text."""
+    return bool(args.format == "md")
+
+
+def _emit(args: argparse.Namespace, data: Any, human: Callable[[], None]) -> None:
+    if args.json:
+        import orjson
+        from pydantic import BaseModel
+
+        def encode(value: Any) -> Any:
+            if isinstance(value, BaseModel):
+                return value.model_dump(mode="json")
+            raise TypeError
+
+        sys.stdout.write(orjson.dumps(data, default=encode, option=orjson.OPT_INDENT_2).decode() + "\n")
+    else:
+        human()
+
+
+def _console() -> Console:
+    from rich.console import Console
+
+    # Piped or --format md: no padding, no wrapping, no cropping (each line as long as it is).
+    return Console(highlight=False, soft_wrap=not sys.stdout.isatty())
+
+
+def cmd_mcp(args: argparse.Namespace) -> int:
+    from ..mcp import warm
+    from ..mcp.holder import BrainHolder
+    from ..stopping import stop_on_signals
+
+    def open_brain() -> ProjectBrain:
+        # In the warm-up thread (or the first tool call), never on the way to `initialize`: a
+        # bad setting or an unusable store becomes a clear tool error, not a failed start.
+        from infinite_context_brain.core.brain import ProjectBrain
+
+        return ProjectBrain.open(settings=_settings(args, budget=args.budget))
+
+    holder = BrainHolder(open_brain)
+    # Before the SDK import: the warm-up (~35 ms of CPU) runs beside it and is done long before
+    # `initialize` is answered, paid for by starting without the garbage collector (warm.py).
+    warmup = warm.start(holder)
+    from ..mcp.app import build_server
+
+    app = build_server(holder)
+    warmup.server_built()
+    # SIGINT / SIGTERM (Claude Code's way to stop it): release the session lock and leave.
+    with stop_on_signals(holder.close, "mcp server"):
+        try:
+            app.run("stdio")
+        finally:
+            holder.close()
+            warmup.stop()
+    return 0
+
+
+def cmd_lsp(args: argparse.Namespace) -> int:
+    from ..lsp.app import build_server
+    from ..stopping import stop_on_signals
+
+    server = build_server()
+    with stop_on_signals(server.sessions.close_all, "language server"):
+        server.start_io()
+    return 0
+
+
+def cmd_checkpoint(args: argparse.Namespace) -> int:
+    context = _read_context(args)
+    with _open_brain(args) as brain:
+        wait = not args.no_wait
+        if args.json:
+            result = brain.checkpoint(context, args.tokens, wait=wait)
+        else:
+            merger = brain.merger.label
+            with _console().status(f"Merging with {merger}…" if wait else "Merging…"):
+                result = brain.checkpoint(context, args.tokens, wait=wait)
+    from ..text import checkpoint_text
+
+    _emit(args, result, lambda: _console().print(checkpoint_text(result)))
+    return 0
+
+
+def cmd_resume(args: argparse.Namespace) -> int:
+    with _open_brain(args) as brain:
+        result = brain.resume(args.max_tokens)
+
+    def human() -> None:
+        if _markdown(args):
+            sys.stdout.write(result.markdown.rstrip("\n") + "\n")
+            for warning in result.warnings:
+                sys.stderr.write(f"Warning: {warning}\n")
+            return
+        from rich.markdown import Markdown
+
+        console = _console()
+        console.print(Markdown(result.markdown))
+        for warning in result.warnings:
+            console.print(f"[yellow]Warning:[/] {warning}", markup=True)
+
+    _emit(args, result, human)
+    return 0
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    with _open_brain(args) as brain:
+        result = brain.status()
+    from ..text import status_text
+
+    def human() -> None:
+        if _markdown(args):
+            from .output import status_md
+
+            sys.stdout.write(status_md(result))
+        else:
+            _console().print(status_text(result), markup=False)
+
+    _emit(args, result, human)
+    return 0
+
+
+def cmd_rollback(args: argparse.Namespace) -> int:
+    with _open_brain(args) as brain:
+        result = brain.rollback(steps=args.steps, version=args.version)
+    from ..text import rollback_text
+
+    _emit(args, result, lambda: _console().print(rollback_text(result)))
+    return 0
+
+
+def cmd_history(args: argparse.Namespace) -> int:
+    with _open_brain(args) as brain:
+        items = brain.history(args.limit)
+
+    def human() -> None:
+        if _markdown(args):
+            from .output import history_md
+
+            sys.stdout.write(history_md(items))
+            return
+        from rich.table import Table
+
+        table = Table("version", "time (UTC)", "merged by", "merge ms", "current task / change")
+        for h in items:
+            table.add_row(
+                str(h.version),
+                f"{h.timestamp:%Y-%m-%d %H:%M:%S}",
+                h.merged_by,
+                f"{h.merge_duration_ms:.1f}",
+                h.first_line,
+            )
+        _console().print(table if items else "No history yet.")
+
+    _emit(args, {"items": items}, human)
+    return 0
+
+
+def cmd_diff(args: argparse.Namespace) -> int:
+    with _open_brain(args) as brain:
+        result = brain.diff(args.from_version, args.to_version)
+
+    def human() -> None:
+        if _markdown(args):
+            from .output import diff_md
+
+            sys.stdout.write(diff_md(result))
+            return
+        from rich.syntax import Syntax
+
+        from ..text import diff_text
+
+        body = diff_text(result)
+        # word_wrap (and a wrapping console): long lines wrap at the terminal's width, never cropped.
+        from rich.console import Console
+
+        Console(highlight=False).print(
+            Syntax(body, "diff", word_wrap=True) if result.changes else body, markup=False
+        )
+
+    _emit(args, result, human)
+    return 0
+
+
+def cmd_doctor(args: argparse.Namespace) -> int:
+    from ..claude_code.doctor import run_checks
+
+    checks = run_checks(args.project)
+
+    def human() -> None:
+        console = _console()
+        marks = {"ok": "[green]✔[/]", "warn": "[yellow]![/]", "fail": "[red]✘[/]"}
+        for check in checks:
+            console.print(f"{marks[check.status]} {check.name}: {check.detail}")
+            if check.fix:
+                console.print(f"    fix: {check.fix}")
+
+    _emit(args, {"checks": checks}, human)
+    return 1 if any(c.status == "fail" for c in checks) else 0
+
+
+def cmd_store(args: argparse.Namespace) -> int:
+    from infinite_context_brain.core.config import load_settings
+    from infinite_context_brain.core.storage import open_store
+    from infinite_context_brain.core.storage.copy import copy_all
+
+    with (
+        open_store(load_settings(store_url=args.source)) as source,
+        open_store(load_settings(store_url=args.destination)) as destination,
+    ):
+        report = copy_all(source, destination)
+
+    def human() -> None:
+        console = _console()
+        console.print(report.summary(), markup=False)
+        for line in report.skipped:
+            console.print(f"[yellow]skipped[/] {line}")
+
+    _emit(args, report, human)
+    return 0
+
+
+def _project_root(args: argparse.Namespace, settings: Settings) -> Path:
+    from infinite_context_brain.core.project import locate_project
+
+    return locate_project(args.project, settings)
+
+
+def _store_lookup(args: argparse.Namespace, settings: Settings) -> tuple[ProjectBrain | None, Lookup | None]:
+    """Stored observations are per project: used when the transcript is the project's own."""
+    if args.file is not None and args.project is None:
+        return None, None
+    from infinite_context_brain.core.brain import ProjectBrain
+    from infinite_context_brain.core.transcript.service import store_lookup
+
+    brain = ProjectBrain.open(settings=settings)
+    return brain, store_lookup(brain)
+
+
+def cmd_transcript(args: argparse.Namespace) -> int:
+    from infinite_context_brain.core.transcript import service
+
+    settings = _settings(args)
+    action = args.transcript_command
+    if action == "expand":
+        root = None if args.file else _project_root(args, settings)
+        first = service.expand(args.tool_use_id, args.file, root, args.offset)
+        pages = [first]
+        while args.all and pages[-1].next_offset is not None:
+            pages.append(service.expand(args.tool_use_id, args.file, root, pages[-1].next_offset))
+
+        def show_expand() -> None:
+            for page in pages:
+                sys.stdout.write(page.text)
+            sys.stdout.write("\n")
+            last = pages[-1]
+            if last.next_offset is not None:
+                sys.stderr.write(
+                    f"(showing up to character {last.next_offset:,} of {last.total_chars:,}; "
+                    f"--offset {last.next_offset} for more, or --all)\n"
+                )
+
+        _emit(args, pages[0] if len(pages) == 1 else {"pages": pages}, show_expand)
+        return 0
+    brain, lookup = _store_lookup(args, settings)
+    try:
+        if action == "compress":
+            report = service.compress(args.file, args.output, settings, lookup)
+            from ..text import compress_text
+
+            _emit(args, report, lambda: _console().print(compress_text(report)))
+            return 0
+        root = None if args.file else _project_root(args, settings)
+        stats = service.transcript_stats(args.file, root, settings, lookup)
+    finally:
+        if brain is not None:
+            brain.close()
+    chart = None
+    if args.plot:
+        from infinite_context_brain.core.transcript.plot import plot_context
+
+        chart = plot_context(stats, args.plot)
+
+    def show_stats() -> None:
+        from ..text import stats_tables
+
+        console = _console()
+        for renderable in stats_tables(stats):
+            console.print(renderable)
+        if chart is not None:
+            console.print(f"Chart written to {chart}")
+
+    _emit(args, stats, show_stats)
+    return 0
+
+
+def cmd_memory(args: argparse.Namespace) -> int:
+    from .memory import run_memory
+
+    return run_memory(args, _settings, _emit, _console)
+
+
+def cmd_install(args: argparse.Namespace) -> int:
+    from ..claude_code.install import InstallReport, install_for_claude_code
+
+    # The folder Claude Code is started in (it keys project and local settings on it).
+    settings = _settings(args)
+    only_endless = args.endless and args.uninstall  # `--uninstall --endless` keeps MCP and hooks
+    report = (
+        InstallReport(scope=args.scope)
+        if only_endless
+        else install_for_claude_code(
+            _project_root(args, settings),
+            args.scope,
+            uninstall=args.uninstall,
+            claude_config_dir=settings.claude_config_dir,
+            hooks=args.hooks,
+        )
+    )
+    if args.endless or args.uninstall:  # live endless mode: env.ANTHROPIC_BASE_URL + the proxy
+        from ..proxy.wiring import install_endless
+
+        install_endless(
+            _project_root(args, settings),
+            args.scope,
+            settings.resolved_data_dir(),
+            report,
+            uninstall=args.uninstall,
+            claude_config_dir=settings.claude_config_dir,
+            environ_base_url=os.environ.get("ANTHROPIC_BASE_URL"),
+        )
+
+    def human() -> None:
+        console = _console()
+        for change in report.changes:
+            console.print(f"[green]✔[/] {change}", markup=True)
+        for backup in report.backups:
+            console.print(f"  backup: {backup}", markup=False)
+        if report.hooks and report.changes:
+            console.print(f"  hooks: {report.hooks}", markup=False)
+        if not report.changes:
+            console.print("Nothing to change: already " + ("removed." if args.uninstall else "installed."))
+        elif not args.uninstall:
+            console.print(
+                "Restart Claude Code (or run /mcp) to pick it up; `infinite-context doctor` checks it."
+            )
+
+    _emit(args, report.__dict__, human)
+    return 0
+
+
+def cmd_proxy(args: argparse.Namespace) -> int:
+    from ..proxy.cli import run_proxy
+
+    return run_proxy(args, _settings(args), _emit)
+
+
+def cmd_hook(args: argparse.Namespace) -> int:
+    from ..claude_code.hooks import run_hook
+
+    return run_hook(args.event, sys.stdin.buffer.read(), Path(args.project) if args.project else None)
+
+
+COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
+    "mcp": cmd_mcp,
+    "lsp": cmd_lsp,
+    "checkpoint": cmd_checkpoint,
+    "resume": cmd_resume,
+    "status": cmd_status,
+    "rollback": cmd_rollback,
+    "history": cmd_history,
+    "diff": cmd_diff,
+    "doctor": cmd_doctor,
+    "store": cmd_store,
+    "transcript": cmd_transcript,
+    "hook": cmd_hook,
+    "install": cmd_install,
+    "proxy": cmd_proxy,
+    "memory": cmd_memory,
+}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from .output import flag_message, output_format
+
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = build_parser().parse_args(argv)
+    if getattr(args, str(args.help_dest), None) is None:  # `infinite-context`, `... memory`: help
+        args.help_parser.print_help()
+        return 0
+    args.format = output_format(args)
+    args.json = args.format == "json"
+    from infinite_context_brain.core.logs import level_from_env, setup_logging
+
+    # Settings load inside each command (once); hooks and the language server read theirs from
+    # Claude Code's payload / the editor, and must start without pydantic-settings.
+    setup_logging(level_from_env())
+    try:
+        return COMMANDS[args.command](args)
+    except InfiniteContextError as exc:
+        if args.json:
+            import orjson
+
+            sys.stdout.write(orjson.dumps(exc.to_dict(), option=orjson.OPT_INDENT_2).decode() + "\n")
+        else:
+            message = flag_message(exc, argv)
+            sys.stderr.write(f"error: {message}\n" + (f"fix: {exc.fix}\n" if exc.fix else ""))
+        return exc.exit_code
+    except KeyboardInterrupt:
+        return 130

@@ -1,0 +1,246 @@
+"""The ``infinite-context`` command line: sub-commands, flags and their help (argparse only,
+so building it costs nothing at start-up). Numeric and id flags follow the shared argument rules
+(``core.params``, through ``core.flags.Flag``, loaded only when such a flag is given).
+
+The global options (``--project``, ``--json``, ``--format``) are accepted before or after the
+sub-command (``status --json`` as well as ``--json status``): ``finish`` adds them to every
+sub-command, including ones added later, with ``SUPPRESS`` defaults so a value given before the
+sub-command is not reset. A command given without its sub-command prints its help.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from infinite_context_brain.core.flags import HISTORY_LIMIT_DEFAULT, Flag
+
+FORMATS = ("text", "md", "json")
+
+
+def _add_globals(parser: argparse.ArgumentParser, suppress: bool) -> None:
+    """``--project``, ``--json`` and ``--format`` on ``parser`` (skipping a name it already has)."""
+    taken = set(parser._option_string_actions)
+    default: dict[str, Any] = {"default": argparse.SUPPRESS} if suppress else {}
+    if "--project" not in taken:
+        parser.add_argument(
+            "--project",
+            metavar="DIR",
+            help="project folder (default: PROJECT_ROOT, then the current folder)",
+            **({"default": None} | default),
+        )
+    if "--json" not in taken:
+        parser.add_argument(
+            "--json", action="store_true", help="print one JSON document (same as --format json)", **default
+        )
+    if "--format" not in taken:
+        parser.add_argument(
+            "--format",
+            choices=FORMATS,
+            help="text (for a terminal), md (Markdown: the default when the output is piped) or json",
+            **({"default": None} | default),
+        )
+
+
+class _Version(argparse.Action):
+    """``--version``; the installed version is looked up only when asked (start-up stays cheap)."""
+
+    def __init__(self, option_strings: list[str], dest: str, help: str | None = None) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help=help)
+
+    def __call__(self, parser: argparse.ArgumentParser, *_args: Any, **_kwargs: Any) -> None:
+        from .. import package_version
+
+        print(f"{parser.prog} {package_version()}")
+        parser.exit()
+
+
+def finish(parser: argparse.ArgumentParser, top: bool = True) -> argparse.ArgumentParser:
+    """Global options on every sub-command; sub-commands optional (their absence prints help);
+    hidden sub-commands (``help=SUPPRESS``) kept out of the listing (argparse would print
+    ``==SUPPRESS==``)."""
+    _add_globals(parser, suppress=not top)
+    for action in parser._actions:
+        if not isinstance(action, argparse._SubParsersAction):
+            continue
+        action.required = False
+        parser.set_defaults(help_parser=parser, help_dest=action.dest)
+        action._choices_actions = [c for c in action._choices_actions if c.help != argparse.SUPPRESS]
+        for child in dict.fromkeys(action.choices.values()):
+            finish(child, top=False)
+    return parser
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="infinite-context",
+        description="One project brain for coding assistants: checkpoint, resume, rollback.",
+    )
+    parser.add_argument("--version", action=_Version, help="print the version and exit")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    mc_ = sub.add_parser("mcp", help="run the MCP stdio server (for Claude Code and other MCP clients)")
+    mc_.add_argument(
+        "--budget",
+        type=Flag("MemoryBudget"),
+        metavar="N",
+        help="working-memory token budget (default: by client)",
+    )
+
+    lsp = sub.add_parser("lsp", help="run the language server (for the VS Code extension; stdio)")
+    lsp.add_argument(
+        "--stdio", action="store_true", help="accepted for vscode-languageclient; stdio is the only transport"
+    )
+
+    cp = sub.add_parser("checkpoint", help="merge new context into the brain")
+    source = cp.add_mutually_exclusive_group(required=True)
+    source.add_argument("-m", "--message", metavar="TEXT", help="the context text")
+    source.add_argument("--file", metavar="F", help="read the context from a file")
+    source.add_argument("stdin", nargs="?", choices=["-"], help="'-' reads the context from stdin (a pipe)")
+    cp.add_argument(
+        "--tokens", type=Flag("TokenCount"), metavar="N", help="tokens in the assistant's context window"
+    )
+    cp.add_argument(
+        "--no-wait",
+        action="store_true",
+        help="store the offline merge now; refine with the LLM in the background",
+    )
+
+    rs = sub.add_parser("resume", help="print the brain as Markdown")
+    rs.add_argument(
+        "--max-tokens", type=Flag("MaxTokens"), metavar="N", help="cap the text at N tokens (default: no cap)"
+    )
+
+    sub.add_parser("status", help="version, size, merger and history of the brain")
+
+    rb = sub.add_parser("rollback", help="restore an earlier version (as a new version)")
+    which = rb.add_mutually_exclusive_group()
+    which.add_argument("--steps", type=Flag("Steps"), metavar="N", help="go back N versions (default 1)")
+    which.add_argument("--version", type=Flag("Version"), metavar="N", help="restore exactly version N")
+
+    hi = sub.add_parser("history", help="versions kept in history, newest first")
+    hi.add_argument(
+        "--limit",
+        type=Flag("HistoryLimit"),
+        default=HISTORY_LIMIT_DEFAULT,
+        metavar="N",
+        help=f"list at most N versions (default {HISTORY_LIMIT_DEFAULT})",
+    )
+
+    df = sub.add_parser("diff", help="compare two versions")
+    df.add_argument("from_version", type=Flag("FromVersion"), metavar="FROM", help="the older version")
+    df.add_argument("to_version", type=Flag("ToVersion"), metavar="TO", help="the newer version")
+
+    sub.add_parser("doctor", help="check Python, the store and keys, and say what to fix")
+
+    store = sub.add_parser("store", help="manage stores").add_subparsers(
+        dest="store_command", required=True, metavar="ACTION"
+    )
+    copy = store.add_parser("copy", help="copy every session (state + history) between stores; idempotent")
+    copy.add_argument(
+        "--from", dest="source", required=True, metavar="URL", help="sqlite:///... or redis://..."
+    )
+    copy.add_argument("--to", dest="destination", required=True, metavar="URL", help="the store to copy into")
+
+    hook = sub.add_parser("hook", help="Claude Code hook handler (JSON on stdin; always exits 0)")
+    hook.add_argument(
+        "event",
+        metavar="EVENT",
+        help="session-start, session-end, pre-compact or post-tool-use (Claude Code's names work too)",
+    )
+
+    mem = sub.add_parser("memory", help="working memory: store, query, list, compact, export, import")
+    mem.add_argument(
+        "--budget",
+        type=Flag("MemoryBudget"),
+        metavar="N",
+        help="token budget (default: INFINITE_CONTEXT_BUDGET)",
+    )
+    mems = mem.add_subparsers(dest="memory_command", required=True, metavar="ACTION")
+    ms = mems.add_parser("store", help="remember a text (from -m, or stdin with -)")
+    ms.add_argument("-m", "--message", metavar="TEXT", help="the text to remember")
+    ms.add_argument("stdin", nargs="?", choices=["-"], help="'-' reads the text from stdin (a pipe)")
+    ms.add_argument("--summary", help="a short summary (kept when the text is compacted away)")
+    ms.add_argument(
+        "--tag", action="append", dest="tags", metavar="TAG", type=Flag("Tag"), help="a tag (repeatable)"
+    )
+    ms.add_argument("--importance", type=Flag("Importance"), default=5, help="1-10 (default 5)")
+    ms.add_argument("--pin", action="store_true", help="never evict this item")
+    mq = mems.add_parser("query", help="search (BM25 + retention)")
+    mq.add_argument("words", nargs="*", help="what to search for")
+    mq.add_argument(
+        "--tag", action="append", dest="tags", metavar="TAG", type=Flag("Tag"), help="only items with TAG"
+    )
+    mq.add_argument("--limit", type=Flag("SearchLimit"), default=10, help="at most N hits (default 10)")
+    mq.add_argument("--archived", action="store_true", help="search the archive")
+    ml = mems.add_parser("list", help="newest first")
+    ml.add_argument("--offset", type=Flag("PageOffset"), default=0, help="skip the first N items")
+    ml.add_argument("--limit", type=Flag("PageLimit"), default=20, help="at most N items (default 20)")
+    ml.add_argument("--archived", action="store_true", help="list the archive")
+    mc = mems.add_parser("compact", help="compact now")
+    mc.add_argument("--target", type=Flag("CompactTarget"), help="tokens, or a share of the budget (0.5)")
+    me = mems.add_parser("export", help="every item as JSON (stdout)")
+    me.add_argument("--summaries-only", action="store_true", help="export summaries, not the full texts")
+    mi = mems.add_parser("import", help="items from a JSON array (file or - for stdin)")
+    mi.add_argument("file", metavar="FILE", help="a JSON file written by export, or - for stdin")
+    mi.add_argument("--replace", action="store_true", help="replace items whose id already exists")
+
+    ins = sub.add_parser("install", help="wire infinite-context into a client")
+    ins.add_argument("client", choices=["claude-code"], help="claude-code: MCP server + hooks")
+    ins.add_argument(
+        "--scope",
+        choices=["project", "local", "user"],
+        default="project",
+        help="project: .mcp.json + .claude/settings.json (shared with the team); local: only you, "
+        "this project; user: you, every project",
+    )
+    ins.add_argument("--uninstall", action="store_true", help="remove what install added")
+    ins.add_argument(
+        "--hooks",
+        choices=["auto", "mcp", "command"],
+        default="auto",
+        help="how PostToolUse and Stop reach infinite-context: mcp (calls to the running MCP server, "
+        "no process per tool call; Claude Code 2.1.118+), command (a process each time), auto (mcp "
+        "when the claude on PATH is recent enough; the default)",
+    )
+    ins.add_argument(
+        "--endless",
+        action="store_true",
+        help="live endless mode: route Claude Code through the local proxy (env.ANTHROPIC_BASE_URL); "
+        "with --uninstall, remove only that",
+    )
+
+    px = sub.add_parser("proxy", help="live endless mode: the local Anthropic API proxy")
+    pxs = px.add_subparsers(dest="proxy_command", required=True, metavar="ACTION")
+    for action, text in (
+        ("run", "run the proxy in the foreground (Ctrl-C stops it)"),
+        ("start", "start the proxy in the background unless it runs"),
+    ):
+        pr = pxs.add_parser(action, help=text)
+        pr.add_argument(
+            "--port", type=int, metavar="N", help="port on 127.0.0.1 (default: the installed one, else 8419)"
+        )
+        pr.add_argument(
+            "--upstream", metavar="URL", help="the API to forward to (default: installed, else Anthropic)"
+        )
+    pxs.add_parser("status", help="is it running, where it forwards, what it saved")
+    pxs.add_parser("stop", help="stop the running proxy")
+
+    tr = sub.add_parser("transcript", help="Claude Code transcripts: context meter, endless mode")
+    trs = tr.add_subparsers(dest="transcript_command", required=True, metavar="ACTION")
+    st = trs.add_parser("stats", help="context meter and what endless mode would save")
+    st.add_argument(
+        "file", nargs="?", metavar="FILE", help="a .jsonl transcript (default: the project's live one)"
+    )
+    st.add_argument("--plot", metavar="OUT", help="also draw the context curve to OUT.png / OUT.svg")
+    co = trs.add_parser("compress", help="write a copy with tool outputs replaced by observations")
+    co.add_argument("file", metavar="FILE", help="the .jsonl transcript (left untouched)")
+    co.add_argument("-o", "--output", required=True, metavar="OUT", help="where to write the copy")
+    ex = trs.add_parser("expand", help="print the original output of one tool use")
+    ex.add_argument("tool_use_id", type=Flag("ToolUseId"), metavar="TOOL_USE_ID", help="e.g. toolu_01ABC")
+    ex.add_argument("--file", metavar="F", help="the transcript (default: the project's, newest first)")
+    ex.add_argument(
+        "--offset", type=Flag("CharOffset"), default=0, metavar="N", help="start at this character"
+    )
+    ex.add_argument("--all", action="store_true", help="print every page, not just the first")
+    return finish(parser)
