@@ -469,7 +469,7 @@ async function installServer(context: vscode.ExtensionContext): Promise<void> {
       void vscode.window.showInformationMessage("Infinite Context installed: starting the server.");
       await restart(context);
     } else {
-      void vscode.window.showErrorMessage(`pip install failed (exit ${String(event.exitCode)}): see the terminal.`);
+      void vscode.window.showErrorMessage(`Installing ${DISTRIBUTION} failed (exit ${String(event.exitCode)}): see the terminal.`);
     }
   });
 }
