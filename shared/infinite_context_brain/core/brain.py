@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from .config import Settings, load_settings
 from .errors import InvalidInput, NotFound
-from .facts import ContextFacts, map_strings  # here, not lazily: checkpoint's validator reads it
+from .facts import ContextFacts, Stated, map_strings  # here, not lazily: checkpoint's validator reads it
 from .merge_plan import merge_plan
 from .models import (
     BudgetReport,
@@ -165,14 +165,21 @@ class ProjectBrain:
         self.close()
 
     # ---- checkpoint -------------------------------------------------------------------------
-    def _facts(self, context: str | None, facts: ContextFacts | None) -> ContextFacts:
-        """The facts of one checkpoint: ``facts`` as given plus those ``context`` text states.
-        Types and bounds are checked by ``checkpoint`` (core.params); here only what depends on
-        the content and the settings."""
+    def _facts(
+        self, context: str | None, facts: ContextFacts | None, stated: Stated | None, origin: str
+    ) -> ContextFacts:
+        """The facts of one checkpoint: ``facts`` as given, the structured fields ``stated``, and
+        what ``context`` text states, with the text itself (all redacted). Types and bounds are
+        checked by ``checkpoint`` (core.params); here only what depends on the content and the
+        settings."""
         text = context.strip() if context else ""
-        if not text and (facts is None or facts.is_empty()):
+        if stated is not None and stated.is_empty():
+            stated = None
+        if not text and stated is None and (facts is None or facts.is_empty()):
             raise InvalidInput(
-                "context", "is empty", fix="pass what you worked on: task, files, decisions, what is done"
+                "context",
+                "is empty",
+                fix="pass what you worked on: task, next steps, decisions, what is done (text or fields)",
             )
         limit = self.settings.max_context_chars
         if context is not None and len(context) > limit:
@@ -182,15 +189,18 @@ class ProjectBrain:
                 fix="send a summary of the work instead of raw output, "
                 "or raise INFINITE_CONTEXT_MAX_CONTEXT_CHARS",
             )
-        from .merge.extract import facts_from_text
+        from .merge.extract import facts_from_text, project_files
         from .redact import redact
 
-        stated = facts_from_text(redact(text), self.project.root) if text else None
-        if facts is None:
-            assert stated is not None
-            return stated
-        found = map_strings(facts, redact)
-        return found.combined(stated) if stated is not None else found
+        found = map_strings(facts, redact) if facts is not None else ContextFacts(source="text")
+        if stated is not None:
+            clean = Stated.model_validate(map_strings(ContextFacts(stated=stated), redact).stated)
+            clean.files = project_files(clean.files, self.project.root)
+            found = found.combined(ContextFacts(source=found.source, stated=clean))
+        if text:
+            found = found.combined(facts_from_text(redact(text), self.project.root))
+        found.origin = origin or found.origin
+        return found
 
     @validated
     def checkpoint(
@@ -199,16 +209,21 @@ class ProjectBrain:
         token_count: TokenCount | None = None,
         *,
         facts: ContextFacts | None = None,
+        stated: Stated | None = None,
+        origin: str = "",
         wait: bool = False,
     ) -> CheckpointResult:
         """Merge what happened into the brain and store the next version.
 
-        ``context`` is free text (labelled lines or prose), ``facts`` structured facts (the
-        transcript digest, the notebook recorder); either or both. The offline merge is stored at
-        once; with LLM tiers configured, a detached refiner replaces it in the background, unless
-        ``wait`` asks for the LLM merge before returning (the CLI's ``--wait``).
+        ``context`` is free text (labelled lines or prose: kept as written in the journal, and read
+        into facts), ``stated`` the structured fields a model sends (merged as given,
+        ``merge/stated.py``), ``facts`` structured facts (the transcript digest, the notebook
+        recorder); any of them. ``origin`` names the surface for the journal ("mcp", "cli"...).
+        The offline merge is stored at once; with LLM tiers configured, a detached refiner replaces
+        it in the background, unless ``wait`` asks for the LLM merge before returning (the CLI's
+        ``--wait``). A checkpoint that changes nothing writes no version (``changed`` is False).
         """
-        merged = self._facts(context, facts)
+        merged = self._facts(context, facts, stated, origin)
         self._ensure_session()
         if not self.merger.uses_network:
             return self._merge_in_transaction(merged, token_count, self.merger)
@@ -216,6 +231,8 @@ class ProjectBrain:
 
         if not wait:
             stored = self._merge_in_transaction(merged, token_count, OfflineMerger())
+            if not stored.changed:
+                return stored
             from .refine import spawn_refinement
 
             spawn_refinement(self, stored.version, merged, token_count)
@@ -242,6 +259,15 @@ class ProjectBrain:
             token_count=token_count,
         )
 
+    def _finished(
+        self, merged: MergeResult, request: MergeRequest, facts: ContextFacts
+    ) -> tuple[ProjectState, list[str]]:
+        """A tier's merge with what every tier keeps (journal, Claude Code's summary, the cap)."""
+        from .merge.record import finish
+
+        state, trimmed = finish(merged.state, request.old, facts, request.now, request.token_cap)
+        return state, [*merged.warnings, *trimmed]
+
     def _merge_in_transaction(
         self, facts: ContextFacts, token_count: int | None, merger: Merger
     ) -> CheckpointResult:
@@ -253,12 +279,31 @@ class ProjectBrain:
         def update(current: ProjectState | None, next_version: int) -> HistoryEntry:
             request = self._request(current, facts, token_count)
             result = merger.merge(request)
-            warnings[:] = list(result.warnings)
+            state, found = self._finished(result, request, facts)
+            if current is not None and state.content_dict() == current.content_dict():
+                raise _Unchanged(current)
+            warnings[:] = found
             durations.append(result.duration_ms)
-            return self._entry(result.state, next_version, request.now, result.merged_by, result.duration_ms)
+            return self._entry(state, next_version, request.now, result.merged_by, result.duration_ms)
 
-        outcome = self._write(update)
+        try:
+            outcome = self._write(update)
+        except _Unchanged as same:
+            return self._unchanged(same.state)
         return self._result(outcome.entry, warnings, sum(durations), outcome.attempts)
+
+    def _unchanged(self, current: ProjectState) -> CheckpointResult:
+        from .merge.integrity import state_tokens
+
+        return CheckpointResult(
+            version=current.meta.version,
+            merged_by=current.meta.merged_by,
+            changed=False,
+            duration_ms=0.0,
+            state_tokens=state_tokens(current),
+            token_cap=self.settings.state_token_cap,
+            warnings=[f"nothing new: version {current.meta.version} already holds all of it"],
+        )
 
     def _write(self, fn: UpdateFn, *, repair: bool = False, floor: int | None = None) -> UpdateOutcome:
         """``store.update_state`` above the highest version this machine has seen (identity.py)."""
@@ -285,25 +330,30 @@ class ProjectBrain:
             floor = self.continuity.floor(self.session_id, version)
             current = self.store.get_state(self.session_id)
             old = current
-            if base_version is not None and version == base_version and base_version > 1:
-                # Refining the offline merge of this very context: start from the version before it.
-                previous = self.store.history_entry(self.session_id, base_version - 1)
-                old = previous.state if previous is not None else current
+            if base_version is not None and version == base_version:
+                # Refining the offline merge of this very context: start from the version before
+                # it (none before a first checkpoint: the old state must not already hold the facts).
+                previous = (
+                    self.store.history_entry(self.session_id, base_version - 1) if base_version > 1 else None
+                )
+                old = previous.state if previous is not None else None
             request = self._request(old, facts, token_count)
             result = self.merger.merge(request)
             if only_llm and result.merged_by == "offline":
                 return None
+            finished, found = self._finished(result, request, facts)
 
             def commit(
                 fresh: ProjectState | None,
                 next_version: int,
                 expect: int = floor,
                 merged: MergeResult = result,
+                state: ProjectState = finished,
                 when: datetime = request.now,
             ) -> HistoryEntry:
                 if next_version - 1 != expect:
                     raise _StateMoved
-                state = merged.state.model_copy(deep=True)
+                state = state.model_copy(deep=True)
                 state.meta.session_id = self.session_id
                 return self._entry(state, next_version, when, merged.merged_by, merged.duration_ms)
 
@@ -315,7 +365,7 @@ class ProjectBrain:
                     extra={"attempt": attempt},
                 )
                 continue
-            return self._result(outcome.entry, list(result.warnings), result.duration_ms, attempt)
+            return self._result(outcome.entry, found, result.duration_ms, attempt)
         return None
 
     def refine(
@@ -577,6 +627,14 @@ class ProjectBrain:
 
 class _StateMoved(Exception):
     """Raised inside a commit when another writer stored a version during a slow merge."""
+
+
+class _Unchanged(Exception):
+    """Raised inside an update when the merge would store the current state again."""
+
+    def __init__(self, state: ProjectState) -> None:
+        super().__init__("unchanged")
+        self.state = state
 
 
 def refine_lock_id(session_id: str) -> str:

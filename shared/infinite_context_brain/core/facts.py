@@ -1,10 +1,12 @@
 """Context facts: what happened since the last checkpoint, as one structured model.
 
-Three producers fill it: the transcript digest (``transcript/digest.py``, Claude Code sessions),
-the notebook recorder (cells, errors, variables) and free text (``merge/extract.py`` reads the
-labelled lines people and models write into ``checkpoint``). Mergers consume it directly: the
-offline merger places each fact, the LLM tiers get it as JSON. No layer renders facts as text for
-another layer to parse back.
+Four producers fill it: the transcript digest (``transcript/digest.py``, Claude Code sessions,
+including Claude Code's own compaction summary), the notebook recorder (cells, errors, variables),
+free text (``merge/extract.py`` reads the labelled lines and prose people and models write into
+``checkpoint``; the text itself travels too, as ``text``, so nothing said is lost) and the structured
+fields a model sends through the MCP ``checkpoint`` tool (``stated``). Mergers consume it directly:
+the offline merger places each fact, the LLM tiers get it as JSON beside the text as written. No
+layer renders facts as text for another layer to parse back.
 
 Paths are project-relative POSIX paths when the file lies inside the project (or inside the
 folder the recorded session started in), absolute otherwise; whether they exist now is not
@@ -66,12 +68,16 @@ class Failure(_Fact):
     check: str
     lines: list[str] = Field(default_factory=list)
     stated: bool = False
+    #: attempts that did not fix it (stated, or earlier failing runs of the same check)
+    tried: list[str] = Field(default_factory=list)
 
 
 class DecisionFact(_Fact):
     decision: str
     #: the question it answers, when known (AskUserQuestion, "Question: ... / Decided: ...")
     question: str = ""
+    #: why ("because ...", the reason a model gives with a structured decision)
+    reason: str = ""
 
 
 class QuestionFact(_Fact):
@@ -81,12 +87,91 @@ class QuestionFact(_Fact):
     answer: str | None = None
 
 
+class StatedDecision(_Fact):
+    decision: str
+    reason: str = ""
+
+
+class StatedBlocker(_Fact):
+    blocker: str
+    #: what was tried against it and did not work
+    tried: list[str] = Field(default_factory=list)
+
+
+class Stated(_Fact):
+    """What a model (or a person) states in structured checkpoint fields. Merged as given, by the
+    rules written once in ``merge/stated.py``: ``task`` and ``in_progress`` replace, ``next_steps``
+    and ``blockers`` replace the lists when given, everything else is added."""
+
+    task: str = ""
+    in_progress: str = ""
+    next_steps: list[str] | None = None
+    done: list[str] = Field(default_factory=list)
+    decisions: list[StatedDecision] = Field(default_factory=list)
+    blockers: list[StatedBlocker] | None = None
+    files: list[str] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list)
+    gotchas: list[str] = Field(default_factory=list)
+
+    def is_empty(self) -> bool:
+        return not any(getattr(self, name) for name in type(self).model_fields) and (
+            self.next_steps is None and self.blockers is None
+        )
+
+
+class CompactSummary(_Fact):
+    """Claude Code's own summary of a session, written when it compacts the context (the
+    ``isCompactSummary`` entry after ``compact_boundary``), read part by part."""
+
+    #: when it was written (the transcript entry's timestamp), as written
+    written_at: str = ""
+    request: str = ""
+    pending: list[str] = Field(default_factory=list)
+    current_work: str = ""
+    next_step: str = ""
+    errors_and_fixes: list[str] = Field(default_factory=list)
+    #: the instructions the user gave ``/compact`` (what to focus on), if any
+    focus: str = ""
+
+
+class Gotcha(_Fact):
+    """Something that failed and how it was made to work (``git add x`` refused an ignored path;
+    ``git add -f x`` worked), or a pitfall written down as such."""
+
+    text: str
+
+
+class PlanStep(_Fact):
+    text: str
+    #: where it comes from: the assistant's stated plan, a tracker listing, the user's request
+    origin: Literal["plan", "tracker", "request"] = "plan"
+
+
 #: fields that describe the stretch rather than say something happened in it
-_BOOKKEEPING = frozenset({"source", "tool_uses"})
+_BOOKKEEPING = frozenset({"source", "tool_uses", "origin"})
 
 
 class ContextFacts(_Fact):
     source: Literal["text", "transcript", "notebook"] = "text"
+    #: the surface the checkpoint came from ("mcp", "cli", "editor", "notebook", "hook"), for the journal
+    origin: str = ""
+    #: the checkpoint's text as written (redacted): kept whole in the journal, never replaced
+    text: str = ""
+    #: structured fields a model or person stated (the MCP ``checkpoint`` tool's fields)
+    stated: Stated | None = None
+    #: Claude Code's own summary, when the stretch holds a compaction
+    compact_summary: CompactSummary | None = None
+    #: the assistant's latest stated plan ("Next steps:", "Remaining:", a numbered plan), open
+    #: tracker items a listing showed, in order (replaces the plan seen before)
+    plan: list[PlanStep] | None = None
+    gotchas: list[Gotcha] = Field(default_factory=list)
+    #: files edited since the last passing test or build run of this stretch
+    unverified: list[str] = Field(default_factory=list)
+    #: a passing test or build run was seen after the last edit: earlier unverified files are settled
+    verified: bool = False
+    #: files removed (``rm``, ``git rm``) and moved (``mv``, ``git mv``: old -> new)
+    files_removed: list[str] = Field(default_factory=list)
+    files_moved: dict[str, str] = Field(default_factory=dict)
     #: the user's real requests, oldest first (acknowledgements like "continue" are not requests)
     requests: list[str] = Field(default_factory=list)
     #: the user said something (a request or an acknowledgement): open assistant questions close
@@ -144,8 +229,14 @@ class ContextFacts(_Fact):
                 setattr(merged, name, [*mine, *theirs])
             elif name == "tasks":
                 merged.tasks = theirs if theirs is not None else mine
-            elif name in {"user_replied", "clean_tree"}:
+            elif name in {"user_replied", "clean_tree", "verified"}:
                 setattr(merged, name, mine or theirs)
+            elif name == "files_moved":
+                merged.files_moved = {**mine, **theirs}
+            elif name == "plan":
+                merged.plan = theirs if theirs is not None else mine
+            elif name == "text":
+                merged.text = "\n\n".join(t for t in (mine, theirs) if t)
             elif name == "tool_uses":
                 merged.tool_uses = mine + theirs
             elif name == "source":
