@@ -130,8 +130,9 @@ class CompactSummary(_Fact):
     current_work: str = ""
     next_step: str = ""
     errors_and_fixes: list[str] = Field(default_factory=list)
-    #: the instructions the user gave ``/compact`` (what to focus on), if any
-    focus: str = ""
+    #: a commit came after it: the work it describes has moved on
+    settled: bool = False
+
 
 
 class Gotcha(_Fact):
@@ -139,12 +140,6 @@ class Gotcha(_Fact):
     ``git add -f x`` worked), or a pitfall written down as such."""
 
     text: str
-
-
-class PlanStep(_Fact):
-    text: str
-    #: where it comes from: the assistant's stated plan, a tracker listing, the user's request
-    origin: Literal["plan", "tracker", "request"] = "plan"
 
 
 #: fields that describe the stretch rather than say something happened in it
@@ -161,9 +156,17 @@ class ContextFacts(_Fact):
     stated: Stated | None = None
     #: Claude Code's own summary, when the stretch holds a compaction
     compact_summary: CompactSummary | None = None
-    #: the assistant's latest stated plan ("Next steps:", "Remaining:", a numbered plan), open
-    #: tracker items a listing showed, in order (replaces the plan seen before)
-    plan: list[PlanStep] | None = None
+    #: what the user asked ``/compact`` to focus on (the user's intent at that point)
+    compact_focus: str = ""
+
+    #: the assistant's latest stated plan ("Next steps:", "Remaining:", a numbered plan, an
+    #: approved plan-mode plan): replaces the plan seen before (None: no plan stated)
+    plan: list[str] | None = None
+    #: open items the latest tracker listing showed (``bd ready``, ``gh issue list``), with titles
+    open_items: list[str] | None = None
+    #: a commit came after the plan / Claude Code's summary stated their steps: those are settled
+    settled: list[Literal["plan", "summary"]] = Field(default_factory=list)
+
     gotchas: list[Gotcha] = Field(default_factory=list)
     #: files edited since the last passing test or build run of this stretch
     unverified: list[str] = Field(default_factory=list)
@@ -233,8 +236,9 @@ class ContextFacts(_Fact):
                 setattr(merged, name, mine or theirs)
             elif name == "files_moved":
                 merged.files_moved = {**mine, **theirs}
-            elif name == "plan":
-                merged.plan = theirs if theirs is not None else mine
+            elif name in {"plan", "open_items"}:
+                setattr(merged, name, theirs if theirs is not None else mine)
+
             elif name == "text":
                 merged.text = "\n\n".join(t for t in (mine, theirs) if t)
             elif name == "tool_uses":

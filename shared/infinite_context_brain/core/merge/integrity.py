@@ -245,7 +245,6 @@ def _trim_steps(state: ProjectState) -> list[Callable[[], bool]]:
     ]
 
 
-
 def _counts(state: ProjectState) -> dict[str, int]:
     ac, pc = state.active_context, state.project_context
     return {

@@ -22,6 +22,7 @@ Same input, same output (the clock is part of the request).
 
 from __future__ import annotations
 
+import re
 import time
 
 from ..facts import ContextFacts
@@ -36,7 +37,7 @@ from ..models import (
 )
 from ..text import similarity
 from ..tokens import count_tokens
-from ..transcript.commands import settles
+from ..transcript.commands import JOIN, parts, unsettled
 from . import stated as stated_fields
 from .base import MergeRequest, MergeResult
 from .extract import clean_sentence, find_files
@@ -168,7 +169,13 @@ def _blockers(
 ) -> list[Blocker]:
     kept: list[Blocker] = []
     for blocker in old:
-        passed = any(settles(p, blocker.check) for p in facts.passed_checks)
+        left = parts(blocker.check)
+        for check in facts.passed_checks:
+            left = [part for part in left if unsettled(check, part)]
+        passed = not left
+        if left and not blocker.stated and len(left) < len(parts(blocker.check)):
+            blocker = blocker.model_copy(update={"check": JOIN.join(left)})  # a compound: parts pass
+
         stated_fix = any(
             settles_text(c, blocker.check) or similarity(blocker.check, c) >= 0.5 for c in facts.completions
         )
@@ -219,12 +226,23 @@ def _completions(facts: ContextFacts, changes: _Changes, titles: dict[str, str])
     return closed, completed
 
 
-def _task(old: ActiveContext, facts: ContextFacts, changes: _Changes, open_work: bool) -> tuple[str, str]:
+def _names(item: str, text: str) -> bool:
+    """``text`` names tracker item ``item`` as a whole word ("spotter-dov", not "spotter-dov.3")."""
+    return re.search(rf"(?<![\w.-]){re.escape(item)}(?![\w-]|\.\w)", text) is not None
+
+
+def _task(
+    old: ActiveContext, facts: ContextFacts, changes: _Changes, open_work: bool, closed: set[str]
+) -> tuple[str, str]:
     """(current task, earlier request not finished)."""
     requests = [r for r in facts.requests if r.strip()]
     old_task = old.current_task
     new_task = clean_sentence(requests[-1], 400) if requests else ""
     failing = bool(facts.failures)
+    if old_task and not new_task and any(_names(item, old_task) for item in closed):
+        changes.add(f"Finished: {old_task}", [])  # the tracker item the task names was closed
+        return "", old.earlier_request
+
     if old_task and not failing and any(similarity(old_task, c) >= SAME_TASK for c in facts.completions):
         # "Implemented the login form" closes "implement the login form": recorded already. A
         # next step stated beside it is what comes now ("Done: login. Next: password reset").
@@ -298,7 +316,8 @@ class OfflineMerger:
         in_progress = _in_progress(oc, facts, closed, completed, titles)
         finished = [*facts.completions, *completed, *(c.subject for c in facts.commits)]
         next_steps = steps_left(oc.next_steps, facts, finished, closed, in_progress)
-        task, earlier_request = _task(oc, facts, changes, open_work=bool(in_progress or next_steps))
+        task, earlier_request = _task(oc, facts, changes, bool(in_progress or next_steps), closed)
+
         next_steps = [s for s in next_steps if not (s.origin == "stated" and same(s.text, task))]
         last_step, earlier_steps = _steps(oc, facts)
         task_since = oc.task_since if task == oc.current_task and oc.current_task else request.now

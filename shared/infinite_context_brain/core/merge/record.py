@@ -33,9 +33,9 @@ def journal_after(
     journal = [e.model_copy() for e in old]
     warnings: list[str] = []
     new: list[JournalEntry] = []
-    summary = facts.compact_summary
-    if summary is not None and summary.focus:
-        new.append(JournalEntry(at=now, text=summary.focus, origin="/compact"))
+    if facts.compact_focus.strip():
+        new.append(JournalEntry(at=now, text=facts.compact_focus.strip(), origin="/compact"))
+
     text = facts.text.strip()
     if text:
         if len(text) > JOURNAL_ENTRY_CHARS:
@@ -75,9 +75,10 @@ def finish(
     state = state.model_copy(deep=True)
     journal, warnings = journal_after(old.journal if old is not None else [], facts, now)
     state.journal = journal
-    if facts.compact_summary is not None:
-        state.compact_summary = facts.compact_summary.model_copy()
-    else:
-        state.compact_summary = old.compact_summary if old is not None else None
+    summary = facts.compact_summary if facts.compact_summary is not None else (old.compact_summary if old else None)
+    if summary is not None and "summary" in facts.settled:
+        summary = summary.model_copy(update={"settled": True})
+    state.compact_summary = summary
+
     fitted, trimmed = fit_to_cap(state, token_cap)
     return fitted, [*warnings, *trimmed]

@@ -17,6 +17,8 @@ but ``tasks`` (the task list says itself what is done).
 
 from __future__ import annotations
 
+import re
+
 from ..facts import ContextFacts
 from ..models import NextStep, NextStepOrigin
 from .extract import clean_sentence
@@ -36,7 +38,7 @@ def next_steps(
 ) -> list[NextStep]:
     """The steps left after this merge. ``finished``: completions of this merge (texts);
     ``closed``: tracker items closed; ``in_progress``: the subtask now in progress (not a step)."""
-    steps = [s.model_copy() for s in old]
+    steps = [s.model_copy() for s in old if s.origin not in facts.settled]
 
     def replace(origin: NextStepOrigin, texts: list[str]) -> None:
         nonlocal steps
@@ -45,10 +47,10 @@ def next_steps(
     if facts.tasks is not None:
         replace("tasks", [t.content for t in facts.tasks if t.status == "pending"])
     if facts.plan is not None:
-        for origin in ("plan", "tracker"):
-            texts = [p.text for p in facts.plan if p.origin == origin]
-            if texts or origin == "plan":
-                replace(origin, texts)
+        replace("plan", facts.plan)
+    if facts.open_items is not None:
+        replace("tracker", facts.open_items)
+
     summary = facts.compact_summary
     if summary is not None:
         replace("summary", [*summary.pending, *([summary.next_step] if summary.next_step else [])])
@@ -57,7 +59,8 @@ def next_steps(
     def open_(step: NextStep) -> bool:
         if step.origin == "tasks":
             return True
-        if any(item in step.text.split() or step.text.startswith(item) for item in closed):
+        if any(re.search(rf"(?<![\w.-]){re.escape(item)}(?![\w-]|\.\w)", step.text[:60]) for item in closed):
+
             return False
         return not any(settles_text(done, step.text) for done in finished)
 
