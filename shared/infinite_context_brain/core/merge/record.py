@@ -75,7 +75,10 @@ def finish(
     state = state.model_copy(deep=True)
     journal, warnings = journal_after(old.journal if old is not None else [], facts, now)
     state.journal = journal
-    summary = facts.compact_summary if facts.compact_summary is not None else (old.compact_summary if old else None)
+    summary = facts.compact_summary
+    if summary is None and old is not None:
+        summary = old.compact_summary
+
     if summary is not None and "summary" in facts.settled:
         summary = summary.model_copy(update={"settled": True})
     state.compact_summary = summary
