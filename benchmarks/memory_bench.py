@@ -270,7 +270,7 @@ async def run_in_process(store_url: str, levels: list[int]) -> dict[int, dict[st
     trips = RoundTrips() if store_url.startswith("redis") else None
     try:
         with open_store(settings) as store:
-            client = InProcess(WorkingMemory(store, f"bench-{uuid.uuid4().hex[:6]}", settings))
+            client = InProcess(WorkingMemory(store.memory, f"bench-{uuid.uuid4().hex[:6]}", settings))
             corpus = Corpus()
             return {level: await measure_level(client, corpus, level, trips) for level in levels}
     finally:

@@ -21,7 +21,7 @@ from ..conftest import Backend
 
 
 def memory(store: Store, client: str | None = None, **overrides: object) -> WorkingMemory:
-    return WorkingMemory(store, f"mem-{uuid.uuid4().hex[:8]}", load_settings(**overrides), client)
+    return WorkingMemory(store.memory, f"mem-{uuid.uuid4().hex[:8]}", load_settings(**overrides), client)
 
 
 @pytest.fixture
@@ -47,7 +47,7 @@ def test_store_is_durable_and_round_trips(backend: Backend) -> None:
     wm = memory(store)
     item, report = wm.store_item(content="Decided: use server sessions", importance=8, tags=["Auth"])
     assert report is None and item.content_type == "decision" and item.tags == ["auth"]
-    again = WorkingMemory(backend.open(), wm.session_id, wm.settings)  # another connection
+    again = WorkingMemory(backend.open().memory, wm.session_id, wm.settings)  # another connection
     found = again.list_items()
     assert [i.id for i in found] == [item.id] and found[0].importance == 8
 
@@ -65,7 +65,7 @@ def test_ranking_tag_boost_camel_case_recency_and_pins(mem: WorkingMemory) -> No
     old = MemoryItem(  # the same text and tags: a tie that recency breaks
         content="deploy notes for staging", tags=["prose"], tokens=5, accessed_at=utcnow() - timedelta(days=3)
     )
-    mem.store.memory_put(mem.session_id, indexed([old]))
+    mem.store.memory.memory_put(mem.session_id, indexed([old]))
     fresh, _ = mem.store_item(content="deploy notes for staging")
     ranked = [h.item.id for h in mem.query("deploy staging")]
     assert ranked.index(fresh.id) < ranked.index(old.id)  # recency breaks the tie
@@ -79,7 +79,7 @@ def test_query_touches_access_and_keeps_it(mem: WorkingMemory) -> None:
     item, _ = mem.store_item(content="the redis cluster needs hash tags")
     mem.query("redis cluster")
     mem.query("hash tags")
-    stored = mem.store.memory_get(mem.session_id, [item.id])[item.id]
+    stored = mem.store.memory.memory_get(mem.session_id, [item.id])[item.id]
     assert stored.access_count == 2 and stored.accessed_at > item.accessed_at
 
 
@@ -108,7 +108,7 @@ def test_compaction_promotes_dedups_evicts_and_loses_nothing(mem: WorkingMemory)
     assert report.evicted and keep.id not in report.evicted + report.deduplicated
     assert mem.budget_status().used == report.after_tokens
 
-    everything = {i.id: i for i in mem.store.memory_all(mem.session_id, archived=None)}
+    everything = {i.id: i for i in mem.store.memory.memory_all(mem.session_id, archived=None)}
     assert len(everything) == 7  # nothing disappeared
     promoted = everything[summarised.id]
     assert promoted.promoted and promoted.content.startswith("design of the queue")  # original kept
@@ -117,7 +117,7 @@ def test_compaction_promotes_dedups_evicts_and_loses_nothing(mem: WorkingMemory)
     restored = mem.update(report.evicted[0], restore=True)
     assert (
         not restored.archived
-        and mem.store.memory_get(mem.session_id, [restored.id])[restored.id].archived is False
+        and mem.store.memory.memory_get(mem.session_id, [restored.id])[restored.id].archived is False
     )
 
 
@@ -165,7 +165,7 @@ def test_bad_input_names_the_field_and_stores_nothing(mem: WorkingMemory) -> Non
 
 def test_secrets_are_redacted_before_storage(mem: WorkingMemory) -> None:
     item, _ = mem.store_item(content="key is sk-ant-api03-" + "a" * 40, summary="AKIAABCDEFGHIJKLMNOP")
-    stored = mem.store.memory_get(mem.session_id, [item.id])[item.id]
+    stored = mem.store.memory.memory_get(mem.session_id, [item.id])[item.id]
     assert "sk-ant-api03-aaaa" not in stored.content and "AKIAABCDEFGHIJKLMNOP" not in (stored.summary or "")
 
 
@@ -208,7 +208,7 @@ def test_compaction_properties(
         pinned_tokens = sum(i.tokens for i in ids if i.pinned)
         target = int(share * sum(i.tokens for i in ids))
         report = wm.compact(target)
-        after = {i.id: i for i in store.memory_all(wm.session_id, archived=None)}
+        after = {i.id: i for i in store.memory.memory_all(wm.session_id, archived=None)}
         assert set(after) == {i.id for i in ids}  # every item live or archived
         for original in ids:
             if original.pinned:
