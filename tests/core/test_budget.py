@@ -28,8 +28,8 @@ def test_budget_matches_status_without_history_or_file_checks(
     def forbidden(*_args: Any, **_kwargs: Any) -> Any:
         raise AssertionError("budget() must not read the history or check files")
 
-    monkeypatch.setattr(brain.store, "history", forbidden)
-    monkeypatch.setattr(brain.store, "history_entry", forbidden)
+    monkeypatch.setattr(brain.store.states, "history", forbidden)
+    monkeypatch.setattr(brain.store.states, "history_entry", forbidden)
     # the brain imports it where it checks files (status, resume), not at module level
     monkeypatch.setattr(integrity, "existing_files", forbidden)
     budget = brain.budget()

@@ -65,7 +65,7 @@ def test_ranking_tag_boost_camel_case_recency_and_pins(mem: WorkingMemory) -> No
     old = MemoryItem(  # the same text and tags: a tie that recency breaks
         content="deploy notes for staging", tags=["prose"], tokens=5, accessed_at=utcnow() - timedelta(days=3)
     )
-    mem.store.memory.memory_put(mem.session_id, indexed([old]))
+    mem.store.memory_put(mem.session_id, indexed([old]))
     fresh, _ = mem.store_item(content="deploy notes for staging")
     ranked = [h.item.id for h in mem.query("deploy staging")]
     assert ranked.index(fresh.id) < ranked.index(old.id)  # recency breaks the tie
@@ -79,7 +79,7 @@ def test_query_touches_access_and_keeps_it(mem: WorkingMemory) -> None:
     item, _ = mem.store_item(content="the redis cluster needs hash tags")
     mem.query("redis cluster")
     mem.query("hash tags")
-    stored = mem.store.memory.memory_get(mem.session_id, [item.id])[item.id]
+    stored = mem.store.memory_get(mem.session_id, [item.id])[item.id]
     assert stored.access_count == 2 and stored.accessed_at > item.accessed_at
 
 
@@ -108,7 +108,7 @@ def test_compaction_promotes_dedups_evicts_and_loses_nothing(mem: WorkingMemory)
     assert report.evicted and keep.id not in report.evicted + report.deduplicated
     assert mem.budget_status().used == report.after_tokens
 
-    everything = {i.id: i for i in mem.store.memory.memory_all(mem.session_id, archived=None)}
+    everything = {i.id: i for i in mem.store.memory_all(mem.session_id, archived=None)}
     assert len(everything) == 7  # nothing disappeared
     promoted = everything[summarised.id]
     assert promoted.promoted and promoted.content.startswith("design of the queue")  # original kept
@@ -117,7 +117,7 @@ def test_compaction_promotes_dedups_evicts_and_loses_nothing(mem: WorkingMemory)
     restored = mem.update(report.evicted[0], restore=True)
     assert (
         not restored.archived
-        and mem.store.memory.memory_get(mem.session_id, [restored.id])[restored.id].archived is False
+        and mem.store.memory_get(mem.session_id, [restored.id])[restored.id].archived is False
     )
 
 
@@ -165,7 +165,7 @@ def test_bad_input_names_the_field_and_stores_nothing(mem: WorkingMemory) -> Non
 
 def test_secrets_are_redacted_before_storage(mem: WorkingMemory) -> None:
     item, _ = mem.store_item(content="key is sk-ant-api03-" + "a" * 40, summary="AKIAABCDEFGHIJKLMNOP")
-    stored = mem.store.memory.memory_get(mem.session_id, [item.id])[item.id]
+    stored = mem.store.memory_get(mem.session_id, [item.id])[item.id]
     assert "sk-ant-api03-aaaa" not in stored.content and "AKIAABCDEFGHIJKLMNOP" not in (stored.summary or "")
 
 

@@ -65,7 +65,7 @@ def ranking(wm: WorkingMemory) -> dict[str, list[tuple[str, float]]]:
     return {q: [(h.item.id, h.score) for h in wm.query(q, 20)] for q in QUERIES} | {
         "(bm25)": [
             (i, round(s, 9))
-            for i, s in wm.store.memory.memory_search(wm.session_id, terms("cache redis"), 50, False)
+            for i, s in wm.store.memory_search(wm.session_id, terms("cache redis"), 50, False)
         ]
     }
 
@@ -97,7 +97,7 @@ def test_other_projects_do_not_change_a_projects_ranking(backend: Backend) -> No
     mine.bulk_store(corpus())
 
     def bm25() -> dict[str, list[tuple[str, float]]]:  # the statistics only (queries touch items)
-        return {q: mine.store.memory.memory_search(mine.session_id, terms(q), 50, False) for q in QUERIES}
+        return {q: mine.store.memory_search(mine.session_id, terms(q), 50, False) for q in QUERIES}
 
     before = bm25()
     noisy = memory(store)  # another project in the same store, full of the same words
@@ -126,13 +126,13 @@ def test_usage_is_a_running_total_that_matches_the_items(backend: Backend) -> No
     wm.update(stored[-1].id, content="short now")
     wm.set_pinned(stored[-2].id, True)
     wm.forget(stored[-3].id)
-    archived = [i for i in wm.store.memory.memory_all(wm.session_id, archived=True)]
+    archived = [i for i in wm.store.memory_all(wm.session_id, archived=True)]
     if archived:
         wm.update(archived[0].id, restore=True)
-    everything = wm.store.memory.memory_all(wm.session_id, archived=None)
+    everything = wm.store.memory_all(wm.session_id, archived=None)
     live = [i for i in everything if not i.archived]
     assert len(everything) == 29  # compaction archived, never deleted
-    assert wm.store.memory.memory_usage(wm.session_id) == (
+    assert wm.store.memory_usage(wm.session_id) == (
         sum(i.tokens for i in live),
         len(live),
         sum(i.pinned for i in live),
@@ -157,7 +157,7 @@ def test_recall_by_index_equals_sorting_every_item(backend: Backend) -> None:
             accessed_at=now - timedelta(minutes=rng.randint(0, 2000)),
         )
         items.append(item)
-    wm.store.memory.memory_put(wm.session_id, [IndexedItem(i, IndexTerms((), ())) for i in items])
+    wm.store.memory_put(wm.session_id, [IndexedItem(i, IndexTerms((), ())) for i in items])
     expected = sorted(items, key=lambda i: (not i.pinned, -retention(i, now)))
     for limit in (1, 10, 50):
         got = [i.id for i in wm.recall(limit).items]
@@ -201,8 +201,8 @@ def test_auto_compaction_with_many_bulk_stores_loses_nothing(backend: Backend) -
         made += [i.id for i in wm.bulk_store(chunk)[0]]
     status = wm.budget_status()
     assert status.used <= 3000 and status.items + status.archived == len(made) == 150
-    assert {i.id for i in wm.store.memory.memory_all(wm.session_id, archived=None)} == set(made)
-    one = wm.store.memory.memory_all(wm.session_id, archived=True)[0]
+    assert {i.id for i in wm.store.memory_all(wm.session_id, archived=None)} == set(made)
+    one = wm.store.memory_all(wm.session_id, archived=True)[0]
     assert wm.query(one.content.split()[-1], archived=True)[0].item.id == one.id  # still found
 
 

@@ -144,9 +144,9 @@ def test_round_trips_per_query_do_not_grow_with_the_items(
         archived = {q: trips.during(lambda q=q: wm.query(q)) for q in ("beta", "beta common")}
     # statistics (with the postings of rare terms, and the rows of their few items), the items;
     # capped terms: postings, lookup
-    assert small["rare7"] == large["rare7"] == 1
-    assert small["nothing"] == large["nothing"] == 1
-    assert all(count <= 4 for count in large.values()), large
+    assert small["rare7"] == large["rare7"] == 2  # and the access write of the hits
+    assert small["nothing"] == large["nothing"] == 1  # no hit: nothing to record
+    assert all(count <= 5 for count in large.values()), large
     assert archived == {"beta": 3, "beta common": 3}
 
 
@@ -214,7 +214,7 @@ def test_concurrent_writers_number_items_once_and_keep_the_totals(redis_server: 
         stats = admin.hgetall(f"ic:{{{session}}}:mem:stats")
         assert sorted(seqs) == list(range(1, 91))  # every item numbered once, none lost
         assert int(stats["docs"]) == 90 and int(stats["seq"]) == 90
-        assert stores[0].memory_usage(session)[1] == 90
+        assert stores[0].memory.memory_usage(session)[1] == 90
     finally:
         for store in stores:
             store.close()

@@ -46,7 +46,7 @@ from .model import (
     QueryHit,
     RecallResult,
 )
-from .ranking import MAX_FACTOR, factor, top_by_retention
+from .ranking import factor, top_by_retention
 from .scoring import retention
 from .text import auto_tags, detect_type, index_terms, normalize_tags, tag_terms
 
@@ -56,7 +56,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-CANDIDATES = 30  # BM25 candidates re-ranked first (at least 3x the limit; more when they could pass)
+CANDIDATES = 30  # BM25 candidates the factor re-ranks (at least 3x the limit)
 #: budget by MCP client name (lowercase substring), as the seed detected it
 CLIENT_BUDGETS = {"claude": 80_000, "cursor": 60_000}
 DEFAULT_BUDGET = 100_000
@@ -307,29 +307,22 @@ class WorkingMemory:
     def _ranked(
         self, query_terms: list[str], limit: int, wanted: set[str], scope: bool | None, now: Any
     ) -> list[tuple[float, float, float, MemoryItem]]:
-        """(score, relevance, retention, item), best first: BM25 candidates, more of them until
-        none left out could pass the ``limit``-th with the largest factor."""
+        """(score, relevance, retention, item), best first, among the BM25 best candidates."""
         asked = set(query_terms)
-        count = max(CANDIDATES, limit * 3)
-        while True:
-            ranked = self.store.memory_search(self.session_id, query_terms, count, scope)
-            found = self.store.memory_get(self.session_id, [i for i, _ in ranked])
-            best = ranked[0][1] if ranked and ranked[0][1] > 0 else 1.0
-            rows = []
-            for item_id, bm25 in ranked:
-                item = found.get(item_id)
-                if item is None or not wanted <= set(item.tags):
-                    continue
-                kept = retention(item, now)
-                shared = asked & {t for tag in item.tags for t in tag_terms(tag)}
-                combined = bm25 * factor(item, kept, len(shared) / len(asked))
-                rows.append((combined / best, bm25 / best, kept, item))
-            rows.sort(key=lambda row: (-row[0], row[3].id))
-            if len(ranked) < count or (
-                len(rows) >= limit and ranked[-1][1] / best * MAX_FACTOR < rows[limit - 1][0]
-            ):
-                return rows
-            count *= 4
+        ranked = self.store.memory_search(self.session_id, query_terms, max(CANDIDATES, limit * 3), scope)
+        found = self.store.memory_get(self.session_id, [i for i, _ in ranked])
+        best = ranked[0][1] if ranked and ranked[0][1] > 0 else 1.0
+        rows = []
+        for item_id, bm25 in ranked:
+            item = found.get(item_id)
+            if item is None or not wanted <= set(item.tags):
+                continue
+            kept = retention(item, now)
+            shared = asked & {t for tag in item.tags for t in tag_terms(tag)}
+            combined = bm25 * factor(item, kept, len(shared) / len(asked))
+            rows.append((combined / best, bm25 / best, kept, item))
+        rows.sort(key=lambda row: (-row[0], row[3].id))
+        return rows
 
     def _touch(self, items: list[MemoryItem], now: Any) -> None:
         """Access bookkeeping of what a query returned; a store that cannot take the write now
