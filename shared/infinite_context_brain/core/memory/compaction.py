@@ -53,55 +53,76 @@ class Plan:
 def duplicates(items: list[MemoryItem], scores: dict[str, float]) -> Iterator[str]:
     """Ids to archive as duplicates, lowest score first: an item goes when it overlaps an item
     with a higher score that stays. Lazy, so compaction stops scanning once the target is met,
-    and each item stops at its first higher-scored duplicate."""
-    sets = {i.id: words(i.content) for i in items}
+    and each item stops at its first higher-scored duplicate. Items are numbered in the order
+    they are checked (lowest score first, as ``sorted`` leaves ties): the scan then works on
+    lists and small ints, and "a higher score" is "a higher number, or a tie"."""
+    checked = sorted(items, key=lambda i: scores[i.id])
+    sets = [words(i.content) for i in checked]
     bits: dict[str, int] = {}
-    masks = {i: sum(1 << bits.setdefault(w, len(bits)) for w in found) for i, found in sets.items()}
-    frequency: Counter[str] = Counter(chain.from_iterable(sets.values()))
-    # one global order of terms, rarest first (ties by the term): prefixes must agree on it
-    order = {t: n for n, t in enumerate(sorted(frequency, key=lambda t: (frequency[t], t)))}
-    prefixes: dict[str, list[str]] = {}
-    index: dict[str, list[str]] = {}
-    for item in items:
-        mine = sets[item.id]
-        ordered = sorted(mine, key=order.__getitem__)
-        prefixes[item.id] = ordered[: len(mine) - math.ceil(DUPLICATE_OVERLAP * len(mine)) + 1]
-        for term in prefixes[item.id]:
-            index.setdefault(term, []).append(item.id)
-    for ids in index.values():
-        ids.sort(key=lambda i: -scores[i])  # higher scores first: a scan stops at lower ones
-    gone: set[str] = set()
-    for item in sorted(items, key=lambda i: scores[i.id]):
-        if sets[item.id] and _has_copy(item.id, prefixes[item.id], gone, index, sets, masks, scores):
-            gone.add(item.id)
-            yield item.id
+    masks = []
+    for found in sets:
+        mask = 0
+        for word in found:
+            mask |= 1 << bits.setdefault(word, len(bits))
+        masks.append(mask)
+    sizes = [len(found) for found in sets]
+    ranks = [scores[i.id] for i in checked]
+    frequency: Counter[str] = Counter(chain.from_iterable(sets))
+    # One global order of terms, rarest first, ties by the term (prefixes must agree on it); terms
+    # are replaced by their place in it, so an item's terms are put in order by sorting small ints
+    # (two plain sorts here, not a key function per term: the second keeps the first's ties).
+    number = {t: n for n, t in enumerate(sorted(sorted(frequency), key=frequency.__getitem__))}
+    prefixes = []
+    for mine in sets:
+        ordered = sorted(map(number.__getitem__, mine))
+        prefixes.append(ordered[: len(mine) - math.ceil(DUPLICATE_OVERLAP * len(mine)) + 1])
+    # "a higher score, or a tie" as a number: at least the first number with this one's score
+    least = list(range(len(ranks)))
+    for n in range(1, len(ranks)):
+        if ranks[n] == ranks[n - 1]:
+            least[n] = least[n - 1]
+    # Each term's items, higher scores first (a scan stops at lower ones), ties in the given
+    # order (which the stable sorts keep as ascending numbers): appended in that order, so one
+    # sort of the numbers replaces a sort per term.
+    index: dict[int, list[int]] = {}
+    for n in sorted(range(len(checked)), key=ranks.__getitem__, reverse=True):
+        for term in prefixes[n]:
+            if term in index:
+                index[term].append(n)
+            else:
+                index[term] = [n]
+    gone: set[int] = set()
+    for this, size in enumerate(sizes):
+        if size and _has_copy(this, prefixes[this], least[this], gone, index, sizes, masks):
+            gone.add(this)
+            yield checked[this].id
 
 
 def _has_copy(
-    this: str,
-    prefix: list[str],
-    gone: set[str],
-    index: dict[str, list[str]],
-    sets: dict[str, frozenset[str]],
-    masks: dict[str, int],
-    scores: dict[str, float],
+    this: int,
+    prefix: list[int],
+    floor: int,
+    gone: set[int],
+    index: dict[int, list[int]],
+    sizes: list[int],
+    masks: list[int],
 ) -> bool:
-    """Whether one of the first ``MAX_CHECKS`` items that share a prefix term with ``this``,
-    score at least as high and are not gone, overlaps it by more than ``DUPLICATE_OVERLAP``."""
-    size, mask, score = len(sets[this]), masks[this], scores[this]
-    low, high = DUPLICATE_OVERLAP * size, size / DUPLICATE_OVERLAP  # the size filter
+    """Whether one of the first ``MAX_CHECKS`` items that share a prefix term with item ``this``,
+    score at least as high (number ``floor`` on) and are not gone, overlaps it (duplicates())."""
+    size, mask, overlap = sizes[this], masks[this], DUPLICATE_OVERLAP
+    low, high = overlap * size, size / overlap  # the size filter
     seen, left = {this}, MAX_CHECKS
     for term in prefix:
         for other in index[term]:
-            if scores[other] < score:
+            if other < floor:  # a lower score
                 break
             if other in seen or other in gone:
                 continue
             seen.add(other)
-            theirs = len(sets[other])
+            theirs = sizes[other]
             if low <= theirs <= high:
                 shared = (mask & masks[other]).bit_count()
-                if shared > DUPLICATE_OVERLAP * (size + theirs - shared):
+                if shared > overlap * (size + theirs - shared):
                     return True
             left -= 1
             if not left:
