@@ -26,7 +26,9 @@ class Index:
             words = rng.sample(vocabulary, rng.randint(1, 6))
             counts = {w: rng.choice([(1, 0), (2, 0), (1, 1), (0, 1), (3, 2)]) for w in words}
             filler = rng.randint(0, 40)  # words no query asks for: lengths differ
-            self.docs[item_id] = [w for w, (b, t) in counts.items() for _ in range(b + t)] + ["filler"] * filler
+            self.docs[item_id] = [w for w, (b, t) in counts.items() for _ in range(b + t)] + [
+                "filler"
+            ] * filler
             for word, pair in counts.items():
                 self.table.setdefault(word, {})[item_id] = pair
 
@@ -46,7 +48,9 @@ class Index:
         return out
 
     def lookup(self, wanted: dict[str, list[str]]) -> dict[str, dict[str, tuple[int, int]]]:
-        return {t: {i: self.table[t][i] for i in ids if i in self.table.get(t, {})} for t, ids in wanted.items()}
+        return {
+            t: {i: self.table[t][i] for i in ids if i in self.table.get(t, {})} for t, ids in wanted.items()
+        }
 
 
 @pytest.mark.parametrize("seed", range(8))

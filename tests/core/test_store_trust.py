@@ -148,7 +148,9 @@ def test_a_writer_killed_holding_the_redis_write_lock_stalls_the_next_for_under_
     with ProjectBrain.open(project_dir, settings) as brain:
         brain.checkpoint("Current task: before the crash")
         holder = subprocess.Popen(
-            [PYTHON, "-c", HOLDER, redis_server.url, brain.session_id], stdout=subprocess.PIPE, env=cli_env("")
+            [PYTHON, "-c", HOLDER, redis_server.url, brain.session_id],
+            stdout=subprocess.PIPE,
+            env=cli_env(""),
         )
         assert holder.stdout is not None and holder.stdout.readline() == b"holding\n"
         time.sleep(0.5)  # the lease renewed at least once while it lived
