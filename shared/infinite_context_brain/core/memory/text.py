@@ -9,7 +9,6 @@ from __future__ import annotations
 import re
 from itertools import chain
 
-from ..redact import redact
 from ..text import terms
 from .model import ContentType
 
@@ -58,6 +57,14 @@ _INFRA = re.compile(r"\b(" + "|".join(INFRA) + r")\b")
 _EXTENSIONS = "py|ts|tsx|js|jsx|go|rs|java|kt|rb|php|cs|cpp|c|h|sql|yaml|yml|json|toml|md|sh|tf"
 _EXT = re.compile(r"\b[\w./-]+\.(" + _EXTENSIONS + r")\b")
 _URL = re.compile(r"https?://\S+")
+
+
+def redact(text: str) -> str:
+    """``core.redact.redact``, imported on first use: its rules compile on import, which the MCP
+    server's start-up does without (tests/server/test_startup_imports.py)."""
+    from ..redact import redact as run
+
+    return run(text)
 
 
 def detect_type(content: str) -> ContentType:

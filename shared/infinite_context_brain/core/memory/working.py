@@ -32,7 +32,6 @@ from ..params import (
     check_model,
     validated,
 )
-from ..redact import redact
 from ..storage.parts import IndexedItem, IndexTerms, PutOutcome, Usage
 from ..text import terms
 from ..tokens import count_tokens
@@ -48,7 +47,7 @@ from .model import (
 )
 from .ranking import factor, top_by_retention
 from .scoring import retention
-from .text import auto_tags, detect_type, index_terms, normalize_tags, tag_terms
+from .text import auto_tags, detect_type, index_terms, normalize_tags, redact, tag_terms
 
 if TYPE_CHECKING:
     from ..config import Settings
