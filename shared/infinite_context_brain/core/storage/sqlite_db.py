@@ -24,7 +24,6 @@ from typing import Any, TypeVar
 
 from ..errors import CorruptState, StorageError, StorageUnavailable
 from ..files import open_private, private_dir
-from .sqlite_checkpoint import BACKSTOP_PAGES, Checkpointer
 from .sqlite_migrations import migrate
 
 log = logging.getLogger(__name__)
@@ -107,10 +106,6 @@ class SQLiteDB:
             raise CorruptState(
                 f"{self.path} is not a usable infinite-context database: {exc}", fix=mapped.fix
             ) from None
-        # Checkpoints run in a thread of their own (sqlite_checkpoint.py); a commit checkpoints
-        # itself only as a backstop. (The default, every 1,000 pages, put one in the p95 of stores.)
-        self.checkpoints = Checkpointer(self.connect)
-        self.guard(lambda: self.conn.execute(f"PRAGMA wal_autocheckpoint = {BACKSTOP_PAGES}"))
 
     def _open_and_migrate(self) -> sqlite3.Connection:
         """Connect and bring the schema up to date. Switching a new file to WAL needs an
@@ -155,7 +150,6 @@ class SQLiteDB:
             try:
                 yield self.conn
                 self.conn.execute("COMMIT")
-                self.checkpoints.wrote()
             except BaseException as exc:
                 if self.conn.in_transaction:
                     try:
@@ -184,6 +178,5 @@ class SQLiteDB:
             return self.guard(lambda: self.conn.execute(sql, params).fetchone())
 
     def close(self) -> None:
-        self.checkpoints.close()
         with self.lock:
             self.conn.close()
