@@ -58,13 +58,13 @@ def first(project: ClaudeProject) -> Run:
 def _observations(project: ClaudeProject, ids: list[str]) -> dict[str, object]:
     session = (project.root / ".claude_session_id").read_text().strip()
     with open_store(load_settings(store_url=project.store_url)) as store:
-        return dict(store.get_observations(session, ids))
+        return dict(store.observations.get_observations(session, ids))
 
 
 def _state(project: ClaudeProject) -> tuple[int, str]:
     session = (project.root / ".claude_session_id").read_text().strip()
     with open_store(load_settings(store_url=project.store_url)) as store:
-        state = store.get_state(session)
+        state = store.states.get_state(session)
     assert state is not None
     return state.meta.version, state.model_dump_json()
 

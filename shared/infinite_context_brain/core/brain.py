@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from .config import Settings, load_settings
-from .errors import InvalidInput, NotFound
+from .errors import CorruptState, InvalidInput, NotFound
 from .facts import ContextFacts, Stated, map_strings  # here, not lazily: checkpoint's validator reads it
 from .merge_plan import merge_plan
 from .models import (
@@ -93,7 +93,7 @@ class ProjectBrain:
         from .storage.identity import Continuity
 
         #: notices a wiped or replaced store; versions continue from the highest seen (identity.py)
-        self.continuity = Continuity(store, store.display_url, settings.resolved_data_dir())
+        self.continuity = Continuity(store.identity, store.display_url, settings.resolved_data_dir())
         #: an advisory-lock owner waiting for the project's first write (no id to lock yet)
         self._pending_claim: str | None = None
 
@@ -309,8 +309,8 @@ class ProjectBrain:
         """``store.update_state`` above the highest version this machine has seen (identity.py)."""
         sid = self.session_id
         if floor is None:
-            floor = self.continuity.floor(sid, self.store.current_version(sid))
-        outcome = self.store.update_state(sid, fn, repair=repair, floor=floor)
+            floor = self.continuity.floor(sid, lambda: self.store.states.current_version(sid))
+        outcome = self.store.states.update_state(sid, fn, repair=repair, floor=floor)
         self.continuity.seen(sid, outcome.entry.version)
         return outcome
 
@@ -326,15 +326,19 @@ class ProjectBrain:
         re-merged on the fresh state otherwise (bounded). None when every attempt lost the race,
         or (``only_llm``) when no LLM tier produced the state."""
         for attempt in range(1, self.settings.llm_rebase_attempts + 1):
-            version = self.store.current_version(self.session_id)
-            floor = self.continuity.floor(self.session_id, version)
-            current = self.store.get_state(self.session_id)
+            version = self.store.states.current_version(self.session_id)
+            floor = self.continuity.floor(
+                self.session_id, lambda: self.store.states.current_version(self.session_id)
+            )
+            current = self.store.states.get_state(self.session_id)
             old = current
             if base_version is not None and version == base_version:
                 # Refining the offline merge of this very context: start from the version before
                 # it (none before a first checkpoint: the old state must not already hold the facts).
                 previous = (
-                    self.store.history_entry(self.session_id, base_version - 1) if base_version > 1 else None
+                    self.store.states.history_entry(self.session_id, base_version - 1)
+                    if base_version > 1
+                    else None
                 )
                 old = previous.state if previous is not None else None
             request = self._request(old, facts, token_count)
@@ -374,7 +378,7 @@ class ProjectBrain:
         """Replace the offline merge stored as ``base_version`` with the LLM chain's merge (run by
         the detached refiner process). None if no LLM tier succeeded."""
         owner = f"refine:{self.merger.label}:{default_owner('p')}"
-        self.store.acquire_lock(
+        self.store.states.acquire_lock(
             refine_lock_id(self.session_id), owner, self.settings.merge_timeout_seconds * 4
         )
         try:
@@ -382,7 +386,7 @@ class ProjectBrain:
                 facts, token_count, base_version=base_version, only_llm=True
             )
         finally:
-            self.store.release_lock(refine_lock_id(self.session_id), owner)
+            self.store.states.release_lock(refine_lock_id(self.session_id), owner)
 
     def _result(
         self, entry: HistoryEntry, warnings: list[str], duration_ms: float, attempts: int
@@ -423,9 +427,10 @@ class ProjectBrain:
         """(state, active files not on disk now, warnings). Missing files stay in the state and
         are marked, not dropped: a file deleted on purpose or absent from this checkout is still
         part of what was worked on."""
-        state = self.store.get_state(self.session_id)
+        state = self.store.states.get_state(self.session_id)
         version = state.meta.version if state is not None else 0
-        self.continuity.floor(self.session_id, version)  # a wiped store is reported on reads too
+        # a wiped store is reported on reads too (the version read again, after the record)
+        self.continuity.floor(self.session_id, lambda: self.store.states.current_version(self.session_id))
         self.continuity.seen(self.session_id, version)
         noticed = list(self.continuity.warnings)
         if state is None:
@@ -453,7 +458,7 @@ class ProjectBrain:
 
     def status(self) -> StatusReport:
         state, _missing, warnings = self._state_and_missing()
-        history = self.store.history(self.session_id)
+        history = self.store.states.history(self.session_id)
         report = StatusReport(
             project_root=str(self.project.root),
             session_id=self.session_id,
@@ -461,8 +466,8 @@ class ProjectBrain:
             has_state=state is not None,
             token_cap=self.settings.state_token_cap,
             history_versions=sorted(e.version for e in history),
-            lock_holder=self.store.lock_holder(self.session_id),
-            refining=_refining_label(self.store.lock_holder(refine_lock_id(self.session_id))),
+            lock_holder=self.store.states.lock_holder(self.session_id),
+            refining=_refining_label(self.store.states.lock_holder(refine_lock_id(self.session_id))),
             warnings=warnings,
             memory=self._memory_status(),
             merge_plan=merge_plan(self.settings),
@@ -484,13 +489,13 @@ class ProjectBrain:
     def budget(self) -> BudgetReport:
         """The cheap part of ``status`` for a status bar refreshed on every change: the current
         version, working-memory usage and lock holders. No history parse, no file checks."""
-        state = self.store.get_state(self.session_id)
+        state = self.store.states.get_state(self.session_id)
         report = BudgetReport(
             session_id=self.session_id,
             store=self.store.display_url,
             memory=self._memory_status(),
-            lock_holder=self.store.lock_holder(self.session_id),
-            refining=_refining_label(self.store.lock_holder(refine_lock_id(self.session_id))),
+            lock_holder=self.store.states.lock_holder(self.session_id),
+            refining=_refining_label(self.store.states.lock_holder(refine_lock_id(self.session_id))),
         )
         if state is not None:
             report.version = state.meta.version
@@ -507,7 +512,12 @@ class ProjectBrain:
         if client_name is not None:
             self._client_name = client_name
         return WorkingMemory(
-            self.store, self.session_id, self.settings, self._client_name, create_session=self._ensure_session
+            self.store.memory,
+            self.session_id,
+            self.settings,
+            self._client_name,
+            create_session=self._ensure_session,
+            store_replaced=self.continuity.store_replaced,
         )
 
     def observe(self, payload: dict[str, Any]) -> Observation:
@@ -517,36 +527,36 @@ class ProjectBrain:
         from .transcript.record import observation_from_payload
 
         obs = observation_from_payload(payload, self.settings.observation_max_tokens)
-        self.store.put_observation(self._ensure_session(), obs)
+        self.store.observations.put_observation(self._ensure_session(), obs)
         return obs
 
     def missing_observations(self, tool_use_ids: list[str]) -> list[str]:
         """Those of ``tool_use_ids`` this project holds no observation for, in order."""
         if not tool_use_ids or not self.session_id:
             return list(tool_use_ids)
-        held = self.store.get_observations(self.session_id, tool_use_ids)
+        held = self.store.observations.get_observations(self.session_id, tool_use_ids)
         return [i for i in tool_use_ids if i not in held]
 
     def add_observations(self, observations: list[Observation]) -> None:
         """Store ``observations`` (a write: the project's id file is created if it has none)."""
         if observations:
-            self.store.put_observations(self._ensure_session(), observations)
+            self.store.observations.put_observations(self._ensure_session(), observations)
 
     def _memory_status(self) -> BudgetStatus:
         """Working-memory figures for status / budget, read without creating anything."""
         from .memory.working import WorkingMemory
 
-        memory = WorkingMemory(self.store, self.session_id, self.settings, self._client_name)
+        memory = WorkingMemory(self.store.memory, self.session_id, self.settings, self._client_name)
         return memory.budget_status()
 
     @validated
     def history(self, limit: HistoryLimit = HISTORY_LIMIT_DEFAULT) -> list[HistorySummary]:
-        return [_summary(e) for e in self.store.history(self.session_id, limit)]
+        return [_summary(e) for e in self.store.states.history(self.session_id, limit)]
 
     def _entry_or_error(self, version: int) -> HistoryEntry:
-        entry = self.store.history_entry(self.session_id, version)
+        entry = self.store.states.history_entry(self.session_id, version)
         if entry is None:
-            kept = sorted(e.version for e in self.store.history(self.session_id))
+            kept = sorted(e.version for e in self.store.states.history(self.session_id))
             raise NotFound(
                 f"version {version} is not in the history of this project (kept: {kept or 'none'})",
                 fix=f"pick one of {kept}" if kept else "make a checkpoint first",
@@ -558,9 +568,11 @@ class ProjectBrain:
     def rollback(self, steps: Steps | None = None, version: Version | None = None) -> RollbackResult:
         if steps is not None and version is not None:
             raise InvalidInput("steps", "give either steps or version, not both", fix="drop one of them")
+        if steps is None and version is None:
+            version = self._newest_intact_if_unreadable()
         if version is None:
             steps = 1 if steps is None else steps
-            current = self.store.current_version(self.session_id)
+            current = self.store.states.current_version(self.session_id)
             if current == 0:
                 raise NotFound("there is nothing to roll back yet", fix="make a checkpoint first")
             version = current - steps
@@ -577,6 +589,21 @@ class ProjectBrain:
 
         entry = self._write(update, repair=True).entry
         return RollbackResult(version=entry.version, restored_from=target.version, merged_by=entry.merged_by)
+
+    def _newest_intact_if_unreadable(self) -> int | None:
+        """The newest intact version in history when the current state cannot be read (a plain
+        ``rollback`` then restores it, not the one before it); None when the state reads fine."""
+        try:
+            self.store.states.get_state(self.session_id)
+        except CorruptState:
+            kept = self.store.states.history(self.session_id)  # newest first, unreadable rows skipped
+            if not kept:
+                raise CorruptState(
+                    "the stored state is unreadable and no intact version is left in history",
+                    fix="start again with a checkpoint (`infinite-context checkpoint -m ...`)",
+                ) from None
+            return kept[0].version
+        return None
 
     @validated
     def diff(self, from_version: FromVersion, to_version: ToVersion) -> DiffResult:
@@ -610,7 +637,7 @@ class ProjectBrain:
         if not self.session_id:  # nothing to hold yet: taken at the first write
             self._pending_claim = owner
             return LockInfo(acquired=True, owner=owner)
-        info = self.store.acquire_lock(self.session_id, owner, self.settings.lock_ttl_seconds)
+        info = self.store.states.acquire_lock(self.session_id, owner, self.settings.lock_ttl_seconds)
         if not info.acquired:
             log.warning(
                 "this project brain is also in use by another process; writes stay safe (compare-and-set)",
@@ -622,7 +649,7 @@ class ProjectBrain:
         if self._pending_claim == owner:
             self._pending_claim = None
         if self.session_id:
-            self.store.release_lock(self.session_id, owner)
+            self.store.states.release_lock(self.session_id, owner)
 
 
 class _StateMoved(Exception):

@@ -116,17 +116,7 @@ class BrainHolder:
                         self._idle.notify_all()
 
     def settle(self, until: Callable[[], bool] | None = None) -> None:
-        """The store's deferred index writes (``memory_settle``), when the server is idle after a
-        reply (stdio.py) and until a request comes in; nothing before the brain is open.
-        ``close`` settles too."""
-        brain = self._brain
-        if brain is None or self.closing:
-            return
-        try:
-            brain.store.memory_settle(until)
-        except Exception:
-            if not self.closing:  # else the store closed under it, settling as it closed
-                raise
+        """Nothing: the store no longer defers index writes (kept until the idle hook goes)."""
 
     def close(self, wait: float = LATER_WAIT_SECONDS) -> None:
         self._closed.set()

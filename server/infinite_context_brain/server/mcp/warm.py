@@ -131,8 +131,8 @@ def _warm(holder: BrainHolder) -> None:
     status = memory.budget_status()
     session = brain.session_id
     if session:
-        top_by_retention(brain.store, session, 1, utcnow())
-        brain.store.memory_search(session, ["warm"], 1, False)
+        top_by_retention(brain.store.memory, session, 1, utcnow())
+        brain.store.memory.memory_search(session, ["warm"], 1, False)
     # the replies' serialisers (the models are built on first use)
     status.model_dump(mode="json")
     sample = MemoryItem(content="warm")

@@ -58,7 +58,7 @@ class StoreBridge:
     def lookup(self, ids: list[str]) -> dict[str, Observation]:
         def run() -> dict[str, Observation]:
             store = self._open()
-            return {} if store is None else store.get_observations(PROXY_SESSION, ids)
+            return {} if store is None else store.observations.get_observations(PROXY_SESSION, ids)
 
         return self._pool.submit(run).result(timeout=LOOKUP_TIMEOUT)
 
@@ -70,10 +70,10 @@ class StoreBridge:
             if store is None:
                 return
             try:
-                store.put_observations(PROXY_SESSION, decisions)
+                store.observations.put_observations(PROXY_SESSION, decisions)
                 if originals:
                     kept = [o.model_copy(update={"text": redact(o.text)}) for o in originals]
-                    store.put_observations(ORIGINALS_SESSION, kept)
+                    store.observations.put_observations(ORIGINALS_SESSION, kept)
             except Exception as exc:
                 log.warning("decisions not stored: %s", type(exc).__name__)
 

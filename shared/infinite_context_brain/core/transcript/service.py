@@ -100,7 +100,7 @@ def store_lookup(brain: ProjectBrain | None) -> Lookup | None:
     """Batched lookup of the observations the PostToolUse hook stored for this project."""
     if brain is None:
         return None
-    return lambda ids: brain.store.get_observations(brain.session_id, ids)
+    return lambda ids: brain.store.observations.get_observations(brain.session_id, ids)
 
 
 def resolve_transcript(transcript: Path | str | None, project_root: Path | str | None) -> Path:
@@ -228,7 +228,7 @@ def _stored_original(tool_use_id: str) -> tuple[str, str] | None:
         if settings.store_url is None and not default_sqlite_path(settings).exists():
             return None  # a read never creates the store
         with open_store(settings) as store:
-            found = store.get_observations(ORIGINALS_SESSION, [tool_use_id]).get(tool_use_id)
+            found = store.observations.get_observations(ORIGINALS_SESSION, [tool_use_id]).get(tool_use_id)
     except Exception:
         return None
     return None if found is None else (found.tool_name, found.text)
