@@ -123,7 +123,10 @@ class ContextMagics(Magics):
 
         facts = self.recorder.facts(self._namespace(), str(Path.cwd())) if from_recorder else None
         handle = display(_Note("⏳ infinite-context: merging…"), display_id=True)
-        result = self._call(lambda: self.brain(project).checkpoint(context, tokens, facts=facts, wait=False))
+        result = self._call(
+            lambda: self.brain(project).checkpoint(context, tokens, facts=facts, origin="notebook", wait=False)
+        )
+
         if result is None:
             if handle is not None:
                 handle.update(_Note("✘ infinite-context: checkpoint not stored (see the message above)"))
@@ -135,7 +138,12 @@ class ContextMagics(Magics):
             f"✔ checkpoint **v{result.version}** · merged by {result.merged_by} · "
             f"{result.duration_ms:.0f} ms · state {result.state_tokens:,}/{result.token_cap:,} tokens"
             f"{refining}"
+            if result.changed
+            else f"– not saved: {'; '.join(result.warnings)}"
         )
+        if result.changed and result.warnings:
+            line += "  \n" + "  \n".join(f"⚠ {w}" for w in result.warnings)
+
         if handle is not None:
             handle.update(_Note(line))
         return None

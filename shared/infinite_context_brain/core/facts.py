@@ -134,7 +134,6 @@ class CompactSummary(_Fact):
     settled: bool = False
 
 
-
 class Gotcha(_Fact):
     """Something that failed and how it was made to work (``git add x`` refused an ignored path;
     ``git add -f x`` worked), or a pitfall written down as such."""
@@ -143,7 +142,7 @@ class Gotcha(_Fact):
 
 
 #: fields that describe the stretch rather than say something happened in it
-_BOOKKEEPING = frozenset({"source", "tool_uses", "origin"})
+_BOOKKEEPING = frozenset({"source", "tool_uses", "origin", "excerpt"})
 
 
 class ContextFacts(_Fact):
@@ -166,6 +165,9 @@ class ContextFacts(_Fact):
     open_items: list[str] | None = None
     #: a commit came after the plan / Claude Code's summary stated their steps: those are settled
     settled: list[Literal["plan", "summary"]] = Field(default_factory=list)
+    #: the stretch in its own words, newest kept within a budget (the user's requests, the
+    #: assistant's text, failing output): what an LLM merger reads beside the facts
+    excerpt: list[str] = Field(default_factory=list)
 
     gotchas: list[Gotcha] = Field(default_factory=list)
     #: files edited since the last passing test or build run of this stretch
@@ -185,6 +187,8 @@ class ContextFacts(_Fact):
     in_progress: str = ""
     tracker: list[TrackerEvent] = Field(default_factory=list)
     files_edited: list[str] = Field(default_factory=list)
+    #: names an edit defined or changed in each file (functions, classes, modules), newest last
+    edited_symbols: dict[str, list[str]] = Field(default_factory=dict)
     files_read: list[str] = Field(default_factory=list)
     #: files named in free text (existing ones only: free text cannot tell a path from a word)
     files_mentioned: list[str] = Field(default_factory=list)
@@ -236,6 +240,12 @@ class ContextFacts(_Fact):
                 setattr(merged, name, mine or theirs)
             elif name == "files_moved":
                 merged.files_moved = {**mine, **theirs}
+            elif name == "edited_symbols":
+                merged.edited_symbols = {
+                    path: list(dict.fromkeys([*mine.get(path, []), *theirs.get(path, [])]))
+                    for path in {**mine, **theirs}
+                }
+
             elif name in {"plan", "open_items"}:
                 setattr(merged, name, theirs if theirs is not None else mine)
 

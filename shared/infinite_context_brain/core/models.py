@@ -112,6 +112,9 @@ class ActiveContext(_Model):
     uncommitted_files: list[str] = Field(default_factory=list)
     #: files edited since the last passing test or build run
     unverified_files: list[str] = Field(default_factory=list)
+    #: the names edits defined or changed in each active file (functions, classes, modules)
+    file_symbols: dict[str, list[str]] = Field(default_factory=dict)
+
     #: pitfalls learned: an error and what fixed it
     gotchas: list[str] = Field(default_factory=list)
     #: notes stated to keep (``Note:``, ``IMPORTANT:``, a model's notes)

@@ -76,7 +76,11 @@ def _current_work(state: ProjectState) -> _Section:
     if ac.last_step:
         work.items.append(f"**The assistant's last words:** {_clean(ac.last_step)}")
     if ac.earlier_steps:
-        work.items.append("**Before that:** " + "\n  ".join(_clean(s) for s in reversed(ac.earlier_steps)))
+        before = [_clean(s) for s in reversed(ac.earlier_steps)]
+        work.items.append(
+            "**Before that:** " + "\n  ".join(s if len(s) <= 240 else s[:239] + "…" for s in before)
+        )
+
     return work
 
 
@@ -147,7 +151,11 @@ def _sections(state: ProjectState, missing: set[str]) -> list[_Section]:
         else:
             title = "## Active files"
             items = [f"- `{p}`" + (" (not on disk here)" if p in missing else "") for p in ac.active_files]
-        sections.append(_Section(title, 0.06, items))
+        for index, path in enumerate(ac.active_files):
+            names = ac.file_symbols.get(path)
+            if names:
+                items[index] += " — " + ", ".join(f"`{n}`" for n in reversed(names))
+        sections.append(_Section(title, 0.08, items))
     if pc.recent_changes:
         sections.append(
             _Section(

@@ -135,11 +135,12 @@ def cmd_checkpoint(args: argparse.Namespace) -> int:
     with _open_brain(args) as brain:
         wait = not args.no_wait
         if args.json:
-            result = brain.checkpoint(context, args.tokens, wait=wait)
+            result = brain.checkpoint(context, args.tokens, origin="cli", wait=wait)
         else:
             merger = brain.merger.label
             with _console().status(f"Merging with {merger}…" if wait else "Merging…"):
-                result = brain.checkpoint(context, args.tokens, wait=wait)
+                result = brain.checkpoint(context, args.tokens, origin="cli", wait=wait)
+
     from ..text import checkpoint_text
 
     _emit(args, result, lambda: _console().print(checkpoint_text(result)))

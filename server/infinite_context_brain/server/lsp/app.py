@@ -305,7 +305,8 @@ def build_server() -> InfiniteContextServer:
         from .requests import CheckpointParams, parse
 
         p = parse(CheckpointParams, params)
-        result = session.brain.checkpoint(p.context, p.token_count, wait=False)
+        result = session.brain.checkpoint(p.context, p.token_count, origin="editor", wait=False)
+
         server.push_budget(session)
         return result.model_dump(mode="json")
 

@@ -221,12 +221,23 @@ _STEERING = frozenset(
 _WORD = re.compile(r"[A-Za-z0-9_./-]+")
 
 
+#: verbs and pronouns of a short reply that points at work already named ("fix it up", "tackle them")
+_POINTING = frozenset(
+    "fix do finish try run check handle tackle implement start make go keep carry proceed continue "
+    "up please it them that this those these implementation task one".split()
+)
+
+
 def content_free(text: str) -> bool:
-    """Says only that work goes on ("wip", "still going", "continue implementation")."""
+    """Says only that work goes on or points at work named before ("wip", "still going",
+    "continue implementation", "fix it up"): never the task."""
     words = [w.lower() for w in _WORD.findall(text)]
     if len(words) < 2:
         return True
-    return all(w in _STEERING or w in {"implementation", "task", "it", "them"} for w in words)
+    if all(w in _STEERING for w in words):
+        return True
+    return len(words) <= 5 and all(w in _STEERING or w in _POINTING for w in words)
+
 
 
 _CLAUSE_SPLIT = re.compile(

@@ -335,6 +335,9 @@ class OfflineMerger:
             unverified = list(reversed(facts.unverified))
         else:
             unverified = _newest_first(list(reversed(facts.unverified)), oc.unverified_files)
+        symbols = {path: list(names) for path, names in oc.file_symbols.items()}
+        for path, names in facts.edited_symbols.items():
+            symbols[path] = ([n for n in symbols.get(path, []) if n not in names] + names)[-8:]
         recent = [
             c.model_copy(update={"files": _files_after(c.files, facts)}) if c.files else c
             for c in changes.items[-10:]
@@ -365,6 +368,11 @@ class OfflineMerger:
                 blockers=blockers,
                 uncommitted_files=_files_after(uncommitted, facts)[:MAX_ACTIVE_FILES],
                 unverified_files=_files_after(unverified, facts)[:MAX_ACTIVE_FILES],
+                file_symbols={
+                    facts.files_moved.get(p, p): symbols[p]
+                    for p in symbols
+                    if facts.files_moved.get(p, p) in active_files
+                },
                 gotchas=_kept_text(oc.gotchas, [g.text for g in facts.gotchas], MAX_GOTCHAS),
                 notes=_kept_text(oc.notes, facts.notes, MAX_NOTES),
                 last_step=last_step,

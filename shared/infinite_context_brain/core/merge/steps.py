@@ -60,7 +60,6 @@ def next_steps(
         if step.origin == "tasks":
             return True
         if any(re.search(rf"(?<![\w.-]){re.escape(item)}(?![\w-]|\.\w)", step.text[:60]) for item in closed):
-
             return False
         return not any(settles_text(done, step.text) for done in finished)
 

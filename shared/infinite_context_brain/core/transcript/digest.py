@@ -48,6 +48,7 @@ from .reader import (
     UserEntry,
 )
 from .summary import read_summary
+from .symbols import MAX_SYMBOLS, edited_symbols
 
 EDIT_TOOLS = {"Edit", "Write", "MultiEdit", "NotebookEdit"}
 REQUEST_CHARS = 600
@@ -56,10 +57,17 @@ STEP_CHARS = 500
 EARLIER_STEPS = 2
 COMMAND_CHARS = 160
 MAX_DECISIONS = 6
+#: the stretch's own words an LLM merger reads (newest kept): a few pages
+EXCERPT_CHARS = 16_000
+EXCERPT_ITEM_CHARS = 1_500
+
 #: a passing run of one of these settles the "edited since the last test or build" files
 VERIFYING = frozenset({"test", "build", "typecheck"})
 
 _TASK_STATUSES = {"pending", "in_progress", "completed"}
+#: a tool call the user rejected with words of their own (what to do instead)
+_REJECTED_WITH = re.compile(r"To tell you how to proceed, the user said:\s*(.+)", re.S)
+
 _TASK_CREATED = re.compile(r"Task #?(\w+) created", re.I)
 
 
@@ -143,6 +151,8 @@ class _Walk:
     seen_texts: dict[int, int] = field(default_factory=dict)
     #: the latest reply: it ends the turn if the user speaks next and it called no tool
     last_reply: AssistantEntry | None = None
+    #: the stretch in its own words, oldest first (``ContextFacts.excerpt``)
+    excerpt: list[str] = field(default_factory=list)
 
     def path(self, raw: str, cwd: str) -> str:
         return project_path(raw, cwd, self.roots)
@@ -186,6 +196,7 @@ class _Walk:
                 self.facts.decisions = [*self.facts.decisions, DecisionFact(decision=decision)][
                     -MAX_DECISIONS:
                 ]
+        self.excerpt.append("Assistant: " + clip(text, EXCERPT_ITEM_CHARS))
         step = clip(text, STEP_CHARS)
         if self.facts.last_step and self.facts.last_step != step:
             self.facts.earlier_steps = [*self.facts.earlier_steps, self.facts.last_step][-EARLIER_STEPS:]
@@ -284,28 +295,41 @@ class _Walk:
                 if focus:
                     self.facts.compact_focus = clip(focus, REQUEST_CHARS)
                 text = user_text(raw)
-                if not text:
-                    continue
-                self.end_of_turn()
-                self.facts.user_replied = True
-                if self.open_question is not None:
-                    self.open_question.answer = clip(text, 200)
-                    self.open_question = None
-                request = clip(text, REQUEST_CHARS)
-                steering = is_acknowledgement(text) or content_free(text)
-                if not steering and self.facts.requests[-1:] != [request]:
-                    self.facts.requests.append(request)
+                if text:
+                    self.end_of_turn()
+                    self.said(text)
         for result in entry.tool_results:
+            feedback = _REJECTED_WITH.search(result.text()) if result.is_error else None
+            if feedback is not None and not feedback.group(1).startswith("The user wants to clarify"):
+                self.said(feedback.group(1).strip())  # a rejected tool call with the user's words
             known = self.uses.pop(result.tool_use_id, None)
             if known is not None:
                 self.tool_result(*known, result)
+
+    def said(self, text: str) -> None:
+        """The person's own words: a reply to an open question, a request unless it only steers."""
+        self.facts.user_replied = True
+        if self.open_question is not None:
+            self.open_question.answer = clip(text, 200)
+            self.open_question = None
+        request = clip(text, REQUEST_CHARS)
+        self.excerpt.append("User: " + clip(text, EXCERPT_ITEM_CHARS))
+        steering = is_acknowledgement(text) or content_free(text)
+        if not steering and self.facts.requests[-1:] != [request]:
+            self.facts.requests.append(request)
 
     def tool_result(self, use: ToolUse, cwd: str, index: int | None, result: ToolResult) -> None:
         data = use.input
         if use.name in EDIT_TOOLS:
             raw = data.get("file_path") or data.get("notebook_path")
             if isinstance(raw, str) and not result.is_error:
-                self.edited(self.path(raw, cwd))
+                path = self.path(raw, cwd)
+                self.edited(path)
+                names = edited_symbols(use.name, data)
+                if names:
+                    known = self.facts.edited_symbols.pop(path, [])
+                    merged = [n for n in known if n not in names] + names
+                    self.facts.edited_symbols[path] = merged[-MAX_SYMBOLS:]
             return
         if use.name == "TaskCreate":
             created = _TASK_CREATED.search(result.text())
@@ -351,6 +375,7 @@ class _Walk:
         family = _family(command)
         if not run.ok:
             run.failure_lines = failure_lines(output)
+            self.excerpt.append(f"Failed `{run.command}`: " + " | ".join(run.failure_lines))
             if run.check:
                 earlier = self.failing.pop(run.check, None)  # re-added last: the newest reads first
                 tried = list(earlier.tried) if earlier is not None else []
@@ -403,6 +428,12 @@ class _Walk:
                 self.edited(self.path(raw, cwd))
         facts = self.facts
         facts.failures = list(self.failing.values())
+        kept: list[str] = []
+        for item in reversed(self.excerpt):
+            if sum(map(len, kept)) + len(item) > EXCERPT_CHARS:
+                break
+            kept.append(item)
+        facts.excerpt = kept[::-1]
         moved, removed = facts.files_moved, set(facts.files_removed)
         facts.uncommitted = [moved.get(p, p) for p in self.since_commit if p not in removed]
         facts.unverified = [moved.get(p, p) for p in self.since_verified if p not in removed]

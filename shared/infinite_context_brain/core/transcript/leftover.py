@@ -67,7 +67,8 @@ def plan_in(text: str) -> list[str] | None:
     return found
 
 
-_PLAN_HEADING = re.compile(r"^#{2,4}\s+(?:\d+[.)]\s*|step \d+[:.]?\s*|phase \d+[:.]?\s*)?(.+)$", re.I | re.M)
+_PLAN_HEADING = re.compile(r"^#{2,4}\s+(?:\d+[.)]\s+|step \d+[:.]?\s*|phase \d+[:.]?\s*)?(.+)$", re.I | re.M)
+
 
 
 def approved_plan(plan: str) -> list[str]:
