@@ -34,6 +34,8 @@ class TaskItem(_Fact):
 
     content: str
     status: TaskStatus = "pending"
+    #: the task's id in an incremental task list (TaskCreate / TaskUpdate)
+    id: str = ""
 
 
 class TrackerEvent(_Fact):
@@ -183,6 +185,10 @@ class ContextFacts(_Fact):
     user_replied: bool = False
     #: the task list as it stood at the end (None: no task-list tool was used)
     tasks: list[TaskItem] | None = None
+    #: changes to an incremental task list (TaskCreate / TaskUpdate) by id: an item whose
+    #: ``content`` is "" was only updated here (its subject is the one stored before)
+    task_updates: dict[str, TaskItem] = Field(default_factory=dict)
+    tasks_deleted: list[str] = Field(default_factory=list)
     #: the subtask in progress when stated explicitly (free text "In progress: ...")
     in_progress: str = ""
     tracker: list[TrackerEvent] = Field(default_factory=list)
@@ -238,8 +244,9 @@ class ContextFacts(_Fact):
                 merged.tasks = theirs if theirs is not None else mine
             elif name in {"user_replied", "clean_tree", "verified"}:
                 setattr(merged, name, mine or theirs)
-            elif name == "files_moved":
-                merged.files_moved = {**mine, **theirs}
+            elif name in {"files_moved", "task_updates"}:
+                setattr(merged, name, {**mine, **theirs})
+
             elif name == "edited_symbols":
                 merged.edited_symbols = {
                     path: list(dict.fromkeys([*mine.get(path, []), *theirs.get(path, [])]))

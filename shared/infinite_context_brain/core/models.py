@@ -14,7 +14,8 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from .clock import utcnow
-from .facts import CompactSummary
+from .facts import CompactSummary, TaskItem
+
 from .memory.model import BudgetStatus
 from .merge_plan import MergePlan
 
@@ -132,6 +133,8 @@ class ActiveContext(_Model):
     task_since: datetime | None = None
     #: titles of issue-tracker items seen lately (``bd show X``), to name a subtask claimed later
     item_titles: dict[str, str] = Field(default_factory=dict)
+    #: the assistant's incremental task list (TaskCreate / TaskUpdate) by id, across hand-offs
+    task_list: dict[str, TaskItem] = Field(default_factory=dict)
 
     @field_validator("next_steps", mode="before")
     @classmethod

@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 import time
 
-from ..facts import ContextFacts
+from ..facts import ContextFacts, TaskItem
 from ..models import (
     ActiveContext,
     Blocker,
@@ -226,7 +226,25 @@ def _completions(facts: ContextFacts, changes: _Changes, titles: dict[str, str])
     return closed, completed
 
 
+MAX_TASKS_KEPT = 40
+
+
+def _task_list(old: ActiveContext, facts: ContextFacts) -> dict[str, TaskItem]:
+    """The incremental task list (TaskCreate / TaskUpdate) after this stretch: updates by id, an
+    update without a subject keeps the stored one; deleted tasks go."""
+    tasks = {key: item.model_copy() for key, item in old.task_list.items()}
+    for key, update in facts.task_updates.items():
+        known = tasks.get(key)
+        content = update.content or (known.content if known is not None else f"task {key}")
+        tasks.pop(key, None)
+        tasks[key] = TaskItem(id=key, content=content, status=update.status)
+    for key in facts.tasks_deleted:
+        tasks.pop(key, None)
+    return dict(list(tasks.items())[-MAX_TASKS_KEPT:])
+
+
 def _names(item: str, text: str) -> bool:
+
     """``text`` names tracker item ``item`` as a whole word ("spotter-dov", not "spotter-dov.3")."""
     return re.search(rf"(?<![\w.-]){re.escape(item)}(?![\w-]|\.\w)", text) is not None
 
@@ -310,6 +328,9 @@ class OfflineMerger:
         stated = facts.stated
         if stated is not None:
             facts = facts.combined(stated_fields.as_facts(stated))
+        task_list = _task_list(oc, facts)
+        if facts.task_updates or facts.tasks_deleted:
+            facts = facts.model_copy(update={"tasks": list(task_list.values())})
         titles = _item_titles(oc, facts)
         closed, completed = _completions(facts, changes, titles)
         blockers = _blockers(oc.blockers, facts, changes, request)
@@ -381,6 +402,7 @@ class OfflineMerger:
                 earlier_request=earlier_request if earlier_request != task else "",
                 variables=facts.variables or oc.variables,
                 item_titles=titles,
+                task_list=task_list,
                 task_since=task_since if task else None,
             ),
         )

@@ -60,11 +60,25 @@ MAX_DECISIONS = 6
 #: the stretch's own words an LLM merger reads (newest kept): a few pages
 EXCERPT_CHARS = 16_000
 EXCERPT_ITEM_CHARS = 1_500
+#: how much of the assistant's words about a fix a gotcha keeps
+FIX_CHARS = 220
+
 
 #: a passing run of one of these settles the "edited since the last test or build" files
 VERIFYING = frozenset({"test", "build", "typecheck"})
 
 _TASK_STATUSES = {"pending", "in_progress", "completed"}
+_USER_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+#: how a person sets a rule for the work ("always ...", "don't ...", "use X instead of Y")
+_CONSTRAINT = re.compile(
+    r"\b(?:always|never|don'?t|do not|make sure|must(?:n'?t)?|instead of|rather than|avoid|prefer|"
+    r"no more|only ever|should(?:n'?t)? (?:be|use|go|stay|keep|have)|keep (?:it|them|the)|stick to|"
+    r"align (?:yourself )?(?:to|with))\b",
+    re.I,
+)
+#: work a person puts off for later
+_LATER = re.compile(r"\b(?:in (?:the )?future|later on|eventually|at some point|follow[- ]up|next time|for later)\b", re.I)
+
 #: a tool call the user rejected with words of their own (what to do instead)
 _REJECTED_WITH = re.compile(r"To tell you how to proceed, the user said:\s*(.+)", re.S)
 
@@ -142,6 +156,9 @@ class _Walk:
     failed_runs: dict[str, tuple[str, str]] = field(default_factory=dict)
     #: files edited since each failing check last failed (what was tried against it)
     edits_since_failure: dict[str, list[str]] = field(default_factory=dict)
+    #: the assistant's narrations, and where each failing check's last failure falls among them
+    narrations: list[str] = field(default_factory=list)
+    failed_at: dict[str, int] = field(default_factory=dict)
     open_question: QuestionFact | None = None
     # A reply's content blocks are written as separate lines that the reader folds into one
     # entry, sometimes after the entry was yielded (text first, its tool call a line later, or
@@ -197,6 +214,7 @@ class _Walk:
                     -MAX_DECISIONS:
                 ]
         self.excerpt.append("Assistant: " + clip(text, EXCERPT_ITEM_CHARS))
+        self.narrations.append(clip(text, FIX_CHARS))
         step = clip(text, STEP_CHARS)
         if self.facts.last_step and self.facts.last_step != step:
             self.facts.earlier_steps = [*self.facts.earlier_steps, self.facts.last_step][-EARLIER_STEPS:]
@@ -263,16 +281,14 @@ class _Walk:
             return  # no usable id: nothing to update
         key = str(raw_key)
         item = self.task_items.get(key)
-        if item is None:
-            subject = data.get("subject")
-            item = self.task_items[key] = TaskItem(
-                content=clip(subject, 200) if isinstance(subject, str) and subject.strip() else f"task {key}"
-            )
+        if item is None:  # created before this stretch: its subject is the one stored then
+            item = self.task_items[key] = TaskItem(id=key, content="")
         if isinstance(data.get("subject"), str) and data["subject"].strip():
             item.content = clip(str(data["subject"]), 200)
         status = data.get("status")
         if status == "deleted":
             self.task_items.pop(key, None)
+            self.facts.tasks_deleted.append(key)
         elif isinstance(status, str) and status in _TASK_STATUSES:
             item.status = status  # type: ignore[assignment]  # checked against the statuses above
 
@@ -307,7 +323,9 @@ class _Walk:
                 self.tool_result(*known, result)
 
     def said(self, text: str) -> None:
-        """The person's own words: a reply to an open question, a request unless it only steers."""
+        """The person's own words: a reply to an open question, a request unless it only steers;
+        a constraint they set ("use British spelling", "never store email in localStorage") is a
+        decision, work they put off ("a proper /auth/me endpoint in future") a next step."""
         self.facts.user_replied = True
         if self.open_question is not None:
             self.open_question.answer = clip(text, 200)
@@ -317,6 +335,15 @@ class _Walk:
         steering = is_acknowledgement(text) or content_free(text)
         if not steering and self.facts.requests[-1:] != [request]:
             self.facts.requests.append(request)
+        for sentence in _USER_SENTENCE.split(text):
+            sentence = " ".join(sentence.split()).strip(" -*")
+            if not 12 <= len(sentence) <= 300 or sentence.endswith("?"):
+                continue
+            if _LATER.search(sentence):
+                self.facts.next_steps = [*self.facts.next_steps, clip(sentence, 300)][-MAX_DECISIONS:]
+            elif _CONSTRAINT.search(sentence):
+                decision = DecisionFact(decision=clip(sentence, 300), question="the user's instruction")
+                self.facts.decisions = [*self.facts.decisions, decision][-MAX_DECISIONS:]
 
     def tool_result(self, use: ToolUse, cwd: str, index: int | None, result: ToolResult) -> None:
         data = use.input
@@ -336,7 +363,7 @@ class _Walk:
             key = created.group(1) if created else str(len(self.task_items) + 1)
             subject = data.get("subject") if isinstance(data.get("subject"), str) else data.get("description")
             if isinstance(subject, str) and subject.strip() and not result.is_error:
-                self.task_items[key] = TaskItem(content=clip(subject, 200))
+                self.task_items[key] = TaskItem(id=key, content=clip(subject, 200))
             return
         if use.name == "AskUserQuestion" and isinstance(result.extra, dict):
             answers = result.extra.get("answers")
@@ -355,6 +382,18 @@ class _Walk:
         _add(self.since_verified, path)
         for edits in self.edits_since_failure.values():
             _add(edits, path.rsplit("/", 1)[-1])
+
+    def fixed(self, failure: Failure) -> None:
+        """A failing check passes again: what failed and what the assistant said it did about it
+        is a gotcha ("`tsc` failed: Cannot assign to 'NODE_ENV'; fixed: use vi.stubEnv ...")."""
+        since = self.failed_at.pop(failure.check, len(self.narrations))
+        said = self.narrations[since:][-2:]
+        edits = self.edits_since_failure.pop(failure.check, [])
+        if not said and not edits:
+            return  # it passed again on its own (a flaky run): nothing learned
+        why = f": {failure.lines[0]}" if failure.lines else ""
+        how = " / ".join(said) if said else f"edits to {', '.join(edits[-4:])}"
+        self.facts.gotchas.append(Gotcha(text=clip(f"`{failure.check}` failed{why}; fixed: {how}", 500)))
 
     def file_changes(self, command: str, cwd: str) -> None:
         """Files a successful ``rm`` / ``mv`` (or their git forms) removed or moved."""
@@ -384,6 +423,7 @@ class _Walk:
                     tried.append(f"edits to {', '.join(edits[-4:])} (it failed again after them)")
                 self.failing[run.check] = Failure(check=run.check, lines=run.failure_lines, tried=tried[-3:])
                 self.edits_since_failure[run.check] = []
+                self.failed_at[run.check] = len(self.narrations)
             elif family:
                 self.failed_runs[family] = (run.command, run.failure_lines[0] if run.failure_lines else "")
             return
@@ -400,7 +440,7 @@ class _Walk:
             for check in list(self.failing):
                 left = unsettled(run.check, check)
                 if not left:
-                    del self.failing[check]
+                    self.fixed(self.failing.pop(check))
                 elif len(left) < len(parts(check)):  # part of a compound check passes now
                     failure = self.failing.pop(check)
                     self.failing[JOIN.join(left)] = failure.model_copy(update={"check": JOIN.join(left)})
@@ -440,8 +480,8 @@ class _Walk:
 
         if self.todo is not None:
             facts.tasks = self.todo
-        elif self.task_items:
-            facts.tasks = list(self.task_items.values())
+        facts.task_updates = dict(self.task_items)
+
         return facts
 
 
