@@ -16,7 +16,11 @@ long line) is matched across the break, both of its parts replaced.
 
 from __future__ import annotations
 
+import operator
 import re
+from bisect import bisect_right
+from collections.abc import Iterator
+from itertools import accumulate
 
 import ahocorasick_rs
 
@@ -100,22 +104,24 @@ def _visible(text: str) -> str:
 
 def _spans(text: str) -> list[tuple[int, int, int]]:
     """(start, end, rule index) of every secret in ``text``, in no particular order."""
-    low = text.lower()
-    if len(low) != len(text):  # a few characters lower-case to two: keep offsets one to one
-        low = text.encode("ascii", "replace").decode().lower()
     found: list[tuple[int, int, int]] = []
     scan = set(_ALWAYS)
     wrapped = "\n" in text
-    for word, start, _end in _AUTOMATON.find_matches_as_indexes(low, overlapping=True):
+    for word, start, crosses in _keywords(text):
         for n in _ANCHORED[word]:
             rule = RULES[n]
+            if crosses:  # the keyword itself is cut by the line break
+                found += _across_break(rule, n, text, start, alone=False)
+                continue
             match = rule.pattern.match(text, start)
             if match is not None:
                 span = _secret(rule, match)
                 if span is not None:
                     found.append((*span, n))
+                    if wrapped and not rule.group and text.startswith(("\n", "\r\n"), span[1]):
+                        found += _across_break(rule, n, text, start, alone=True)
             elif wrapped and not rule.group:
-                found += _across_break(rule, n, text, start)
+                found += _across_break(rule, n, text, start, alone=False)
         scan.update(_SCANNED[word])
     for n in scan:
         rule = RULES[n]
@@ -128,6 +134,29 @@ def _spans(text: str) -> list[tuple[int, int, int]]:
     return found
 
 
+def _lower(text: str) -> str:
+    """Lower-cased, one character for one (a few characters lower-case to two)."""
+    low = text.lower()
+    return low if len(low) == len(text) else text.encode("ascii", "replace").decode().lower()
+
+
+def _keywords(text: str) -> Iterator[tuple[int, int, bool]]:
+    """(keyword, where it begins in ``text``, whether a line break cuts it) for every keyword
+    occurrence: found in the text with its line breaks taken out, so that a key cut by a
+    terminal's wrap is found too."""
+    if "\n" not in text:
+        for word, start, _end in _AUTOMATON.find_matches_as_indexes(_lower(text), overlapping=True):
+            yield word, start, False
+        return
+    lines = text.splitlines()
+    ends = list(accumulate(map(len, lines)))  # where each line ends in the joined text
+    breaks = map(operator.sub, map(len, text.splitlines(keepends=True)), map(len, lines))
+    shift = [0, *accumulate(breaks)]  # the break characters taken out before each line
+    for word, start, end in _AUTOMATON.find_matches_as_indexes(_lower("".join(lines)), overlapping=True):
+        line = bisect_right(ends, start)
+        yield word, start + shift[line], end > ends[line]
+
+
 def _secret(rule: Rule, match: re.Match[str]) -> tuple[int, int] | None:
     """The span to replace, unless the match fails its rule's check or is a placeholder already."""
     start, end = match.span(rule.group)
@@ -138,9 +167,12 @@ def _secret(rule: Rule, match: re.Match[str]) -> tuple[int, int] | None:
     return start, end
 
 
-def _across_break(rule: Rule, n: int, text: str, start: int) -> list[tuple[int, int, int]]:
-    """A token that failed to match where its keyword is, matched with the line break that
-    follows it taken out: both parts are replaced, the break stays."""
+def _across_break(rule: Rule, n: int, text: str, start: int, *, alone: bool) -> list[tuple[int, int, int]]:
+    """A token cut by the line break that follows its start (a terminal's wrap), matched with
+    the break taken out: both parts are replaced, the break stays. When its first part was a
+    match ``alone``, the next line is its rest only if that looks like the rest of a key: eight
+    characters or more, a digit among them, and nothing else up to a space (``TOKEN=...`` then
+    ``npm start`` is two lines)."""
     head = _WRAPPED.match(text, start)
     if head is None:
         return []
@@ -152,4 +184,11 @@ def _across_break(rule: Rule, n: int, text: str, start: int) -> list[tuple[int, 
     joined_cut = len(before) + cut - start
     if match is None or match.end() <= joined_cut or _secret(rule, match) is None:
         return []
-    return [(start, cut, n), (after, after + match.end() - joined_cut, n)]
+    tail = after + match.end() - joined_cut
+    if alone and not (
+        tail - after >= 8
+        and any(c.isdigit() for c in text[after:tail])
+        and (tail == len(text) or text[tail].isspace())
+    ):
+        return []
+    return [(start, cut, n), (after, tail, n)]

@@ -62,7 +62,8 @@ _NOT_SECRET = {
 _REFERENCE = re.compile(
     r"""^(?:\$\{?\w+\}?|\$\{\{.*\}\}|\{\{.*\}\}|<[^>]*>|%\w+%|@\w+@|\*+|x+|\.+|-+|\?+)$"""  # $VAR {{x}} <x>
     r"""|^(?:os\.|process\.env|env\.|settings\.|config\.|self\.|this\.|getenv|environ|\$\()"""
-    r"""|^/(?:bin|etc|home|opt|tmp|usr|var|Users|root|mnt|srv|proc|dev)(?:/[\w .\-]*)*$""",  # a path
+    r"""|^(?:~|\.{1,2})?(?:/[\w.\-]+){2,}/?$"""  # a path
+    r"""|xxx|^your[-_]|placeholder|changeme|dummy""",  # a value an example file asks to replace
     re.I,
 )
 #: a call, an index or a block; an attribute chain (``req.body?.token``); a generic type
@@ -79,7 +80,7 @@ def plausible_value(value: str) -> bool:
     return not (_REFERENCE.search(bare) or (value == bare and _CODE.search(bare)) or "${" in bare)
 
 
-_WORDISH = re.compile(r"^[a-zA-Z_.\-]+$|^\d+$")  # gitleaks' generic allowlist, plus bare numbers
+_WORDISH = re.compile(r"^[a-zA-Z_.\-]+$|^[\d_.,]+$")  # gitleaks' generic allowlist, plus numbers
 #: names that always hold a secret; the others (token, key, auth...) also name counts and ids
 _STRONG_NAME = re.compile(r"passw|passphrase|pwd|_pass\b|secret|credential|creds|private|dsn", re.I)
 
@@ -91,6 +92,7 @@ def secretish(value: str) -> bool:
 
 
 _NAME_HEAD = re.compile(r"[\w.\-]*\Z")
+_NAME_END = re.compile(r"[^\w.\-]")
 
 
 def named_value(match: re.Match[str]) -> bool:
@@ -101,6 +103,8 @@ def named_value(match: re.Match[str]) -> bool:
         return False  # code: a variable or a type (``this.key = key;``, ``privateKey: Uint8Array;``)
     head = _NAME_HEAD.search(text, max(0, start - 40), start)
     name = (head.group() if head else "") + match.group(1)
+    if value.lower() == _NAME_END.split(name, maxsplit=1)[0].rsplit(".", 1)[-1].lower():
+        return False  # code: ``self.client_secret = client_secret``
     return plausible_value(value) if _STRONG_NAME.search(name) else secretish(value)
 
 
@@ -134,8 +138,11 @@ def shannon_entropy(text: str) -> float:
     return -sum(n / size * math.log2(n / size) for n in counts.values())
 
 
-#: base64 that begins as an image or document does (PNG, JPEG, GIF, WebP, PDF, zip): data, not a key
-_FILE_DATA = ("iVBORw0KGgo", "/9j/", "R0lGOD", "UklGR", "JVBERi0", "UEsDB")
+#: base64 that begins as an image or document does (PNG, JPEG, GIF, WebP, PDF, zip), and a
+#: package lock's integrity hash: data, not a key
+_FILE_DATA = ("iVBORw0KGgo", "/9j/", "R0lGOD", "UklGR", "JVBERi0", "UEsDB", "sha1-", "sha256-", "sha512-")
+#: the ids model APIs give messages, tool calls and requests (transcripts are full of them)
+_API_IDS = ("toolu_", "srvtoolu_", "msg_", "req_", "agent_msg_", "call_", "chatcmpl-", "run_", "thread_")
 
 
 def _high_entropy(value: str) -> bool:
@@ -145,7 +152,7 @@ def _high_entropy(value: str) -> bool:
         any(c.isdigit() for c in value)
         and any(c.isupper() for c in value)
         and any(c.islower() for c in value)
-        and not value.startswith(_FILE_DATA)
+        and not value.startswith(_FILE_DATA + _API_IDS)
         and shannon_entropy(value) >= 4.5
     )
 
@@ -228,12 +235,12 @@ def _r(pattern: str, flags: int = 0) -> re.Pattern[str]:
 
 
 def _token(kind: str, prefixes: Iterable[str], body: str, *, fold: bool = True) -> Rule:
-    """A provider token: one of ``prefixes`` (in any case unless ``fold`` is False: an upper-cased
-    ``GHP_...`` is still the key) and its ``body``, not inside a longer word."""
+    """A provider token: one of ``prefixes`` and its ``body`` (in any case unless ``fold`` is
+    False: an upper-cased ``GHP_...`` is still the key), not inside a longer word."""
     prefixes = tuple(prefixes)
     alternation = "|".join(map(re.escape, sorted(prefixes, key=len, reverse=True)))
-    head = f"(?i:{alternation})" if fold else f"(?:{alternation})"
-    return Rule(kind, tuple(p.lower() for p in prefixes), _r(rf"(?<![\w-]){head}{body}(?![\w-])"))
+    pattern = rf"(?<![\w-])(?:{alternation}){body}(?![\w-])"
+    return Rule(kind, tuple(p.lower() for p in prefixes), _r(pattern, re.I if fold else 0))
 
 
 def spellings(*names: str) -> tuple[str, ...]:
@@ -275,7 +282,8 @@ _ASSIGN = r"""\\*["'`]?\]?\s*(?::=|=>|[:=])\s*@?"""
 #: the value of a query parameter or a form field, also URL-encoded (``%2F``, not ``%26``)
 _PARAM_VALUE = r"((?:[^&\s#\"'<>%\\]|%(?!26|3[dD])[0-9A-Fa-f]{2}){4,})"
 _PEM_MARK = r"-----{0}[ A-Z0-9_-]{{0,100}}PRIVATE KEY(?: BLOCK)?-----"
-_PEM_BODY = r"((?:[A-Za-z0-9+/]{64}(?:\r?\n|\Z))+(?:[A-Za-z0-9+/=]{1,64}(?=\r?\n|\Z))?)"
+_PEM_LINE = r"[ \t]*(?:(?:[A-Za-z0-9+/=]{8,}|[A-Za-z-]+:[^\n]*)[ \t]*)?"
+_PEM_BODY = r"((?:[A-Za-z0-9+/]{64}\r?\n)*[A-Za-z0-9+/]{64}(?:\r?\n[A-Za-z0-9+/=]{1,64})?)(?=\r?\n|\Z)"
 _AUTH_SCHEMES = r"bearer|basic|token|digest|negotiate|ntlm|apikey|api-key|sso-key"
 
 RULES: list[Rule] = [
@@ -284,32 +292,35 @@ RULES: list[Rule] = [
     Rule(
         "private-key",
         ("-----begin",),
-        _r(_PEM_MARK.format("BEGIN") + r".*?(?:" + _PEM_MARK.format("END") + r"|\Z)", re.S),
+        # the body between the marker lines, which stay (a line break written as ``\\n`` too)
+        _r(
+            r"(" + _PEM_MARK.format("BEGIN") + r"(?:\\n|\r?\n)?)(.*?)"
+            r"(?=(?:\\n|\r?\n)?" + _PEM_MARK.format("END") + r"|\Z)",
+            re.S,
+        ),
+        2,
     ),
     Rule(
         "private-key",
         ("private key-----", "private key block-----"),
         # the key lines above an END line (``tail key.pem``): base64, or a header of an
         # encrypted PEM (Proc-Type, DEK-Info)
-        _r(
-            r"(?m)^(?:[ \t]*(?:(?:[A-Za-z0-9+/=]{8,}|[A-Za-z-]+:[^\n]*)[ \t]*)?\r?\n)+"
-            + _PEM_MARK.format("END")
-        ),
+        _r(r"(?m)^((?:" + _PEM_LINE + r"\r?\n)*" + _PEM_LINE + r")(?=\r?\n" + _PEM_MARK.format("END") + ")"),
+        1,
         anchored=False,
     ),
+    Rule(
+        "putty-key",
+        ("private-lines:",),
+        _r(r"(Private-Lines:\s*\d+[ \t]*\r?\n)((?:[ \t]*[A-Za-z0-9+/=]+[ \t]*\r?\n)*[ \t]*[A-Za-z0-9+/=]+)"),
+        2,
+    ),
+    Rule("putty-key", ("private-mac:", "private-hash:"), _r(r"(Private-(?:MAC|Hash):\s*)(\S+)"), 2),
     # full-width base64 lines of a key body, cut off from both marker lines: two or more, or a
     # single one (a summary cut after one key line; ``pem_body`` asks more of a lone one), at the
     # start of a line (two rules: a pattern that begins with a literal is scanned fast)
     Rule("private-key", (), _r(r"\A" + _PEM_BODY), 1, pem_body, anchored=False),
     Rule("private-key", (), _r(r"\n" + _PEM_BODY), 1, pem_body, anchored=False),
-    Rule(
-        "putty-key",
-        ("private-lines:", "private-mac:", "private-hash:"),
-        _r(
-            r"Private-Lines:\s*\d+\s*\n(?:[ \t]*[A-Za-z0-9+/=]+[ \t]*(?:\r?\n|\Z))*"
-            r"|Private-(?:MAC|Hash):\s*\S+"
-        ),
-    ),
     _token("age-key", ["AGE-SECRET-KEY-1"], r"[0-9A-Z]{20,}"),
     Rule(
         "kubeconfig-key",
