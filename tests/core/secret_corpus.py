@@ -121,7 +121,7 @@ def _formats() -> dict[str, tuple[str, list[str]]]:
         "gitlab_deploy": ("deploy token {}", "gldt-" + fake(URLSAFE, 20)),
         "gitlab_runner": ("gitlab-runner register --token {}", "glrt-" + fake(URLSAFE, 20)),
         "gitlab_runner_reg": ("registration {}", "GR1348941" + fake(URLSAFE, 20)),
-        "gitlab_session": ("Cookie set: _gitlab_session={}", fake(LOWER, 32)),
+        "gitlab_session": ("Cookie set: {}", "_gitlab_session=" + fake(LOWER, 32)),
         "bitbucket": ("app password {}", "ATBB" + fake(ALNUM, 32)),
         "atlassian": ("JIRA_API {}", "ATATT3xFfGF0" + fake(URLSAFE, 180)),
         "npm": ("//registry.npmjs.org/:_authToken={}", "npm_" + fake(ALNUM, 36)),
@@ -264,8 +264,12 @@ def _formats() -> dict[str, tuple[str, list[str]]]:
             tail_lines,
         ),
         "private_key_body": (
-            "\n".join(pem_body.splitlines()[2:6]) + "\n(lines 3-6 of the key)",
+            "sed -n 3,6p key.pem\n" + "\n".join(pem_body.splitlines()[2:6]) + "\n(lines 3-6 of the key)",
             pem_body.splitlines()[2:6],
+        ),
+        "private_key_lines": (
+            "\n".join(pem_body.splitlines()[6:9]) + "\n(sed -n 8,10p key.pem)",
+            pem_body.splitlines()[6:9],
         ),
         "pgp_private_key": (f"gpg --export-secret-keys -a\n{pgp}\n", pgp_body.splitlines()),
         "putty": (

@@ -283,7 +283,12 @@ _ASSIGN = r"""\\*["'`]?\]?\s*(?::=|=>|[:=])\s*@?"""
 _PARAM_VALUE = r"((?:[^&\s#\"'<>%\\]|%(?!26|3[dD])[0-9A-Fa-f]{2}){4,})"
 _PEM_MARK = r"-----{0}[ A-Z0-9_-]{{0,100}}PRIVATE KEY(?: BLOCK)?-----"
 _PEM_LINE = r"[ \t]*(?:(?:[A-Za-z0-9+/=]{8,}|[A-Za-z-]+:[^\n]*)[ \t]*)?"
-_PEM_BODY = r"((?:[A-Za-z0-9+/]{64}\r?\n)*[A-Za-z0-9+/]{64}(?:\r?\n[A-Za-z0-9+/=]{1,64})?)(?=\r?\n|\Z)"
+#: full-width (64-character) base64 lines, the first one also after other text on its line when a
+#: full-width line follows (``error: failed with <key line>``: looked for only there, so cheaply)
+_PEM_BODY = (
+    r"(?:(?=[^\n]*\n[A-Za-z0-9+/]{64}(?:\r?\n|\Z))[^\n]*?(?<![A-Za-z0-9+/=]))?"
+    r"((?:[A-Za-z0-9+/]{64}\r?\n)*[A-Za-z0-9+/]{64}(?:\r?\n[A-Za-z0-9+/=]{1,64})?)(?=\r?\n|\Z)"
+)
 _AUTH_SCHEMES = r"bearer|basic|token|digest|negotiate|ntlm|apikey|api-key|sso-key"
 
 RULES: list[Rule] = [
