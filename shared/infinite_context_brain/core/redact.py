@@ -3,8 +3,8 @@ is cut to any length (a key cut in half no longer matches its pattern).
 
 One path for every text: one Aho-Corasick scan (``ahocorasick_rs``) of the lower-cased text finds
 every rule keyword (``redact_rules``); a rule whose keywords occur runs, an anchored one only
-where its keyword is (``pattern.match`` there: a clean text costs the scan and no regex pass), the
-others over the whole text, as do the few rules without keywords. Each match names the span of
+where its keyword is (``pattern.match`` there), the others over the whole text, as do the few
+rules without keywords: a clean text costs the scan and those few passes. Each match names the span of
 its secret; overlapping spans merge (the first of their rules in the table names the kind) and
 each becomes ``[REDACTED:<kind>]``. The name before a value (``password=``, ``Authorization:
 Bearer``) stays, so the reader still sees that something was there and what it was.
@@ -90,7 +90,7 @@ def redact(text: str) -> str:
 
 
 def find_secrets(text: str) -> list[str]:
-    """Kinds of secrets present in ``text``, in table order (used by tests and ``doctor``)."""
+    """Kinds of secrets present in ``text``, in table order."""
     text = _visible(text)
     return list(dict.fromkeys(RULES[n].kind for n in sorted({n for _s, _e, n in _spans(text)})))
 

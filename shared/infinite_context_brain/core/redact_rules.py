@@ -15,9 +15,9 @@ enough for a hook that runs on every tool call):
 
 A rule's ``keywords`` are lower-case literal texts. Where ``anchored`` (most rules), every match
 begins with one of them: the pattern is tried only where a keyword occurs, so a clean text costs
-one scan for all keywords and no regex pass. Where not anchored, a keyword somewhere in the text
-lets the pattern scan the whole text (a match that begins before its literal part, as a
-Mailchimp key's ``-us6`` suffix); a rule without keywords scans every text.
+one scan for all keywords and the passes of the few rules without any. Where not anchored, a
+keyword somewhere in the text lets the pattern scan the whole text (a match that begins before
+its literal part, as a Mailchimp key's ``-us6`` suffix); a rule without keywords scans every text.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ Check = Callable[[re.Match[str]], bool]
 @dataclass(frozen=True)
 class Rule:
     kind: str
-    #: lower-case literals, at least one of which occurs in every match; () runs on every text
+    #: lower-case literals: the rule runs only on a text where one occurs; () runs on every text
     keywords: tuple[str, ...]
     pattern: re.Pattern[str]
     group: int = 0  # 0: replace the whole match; n: only group n (the name before it is kept)
@@ -125,9 +125,12 @@ def _basic_credentials(value: str) -> bool:
         return False
 
 
+_PORT = re.compile(r"\d{1,5}(?:/|$)")
+
+
 def _url_password(value: str) -> bool:
     """``scheme://user:password@``, not ``host:8080/path/@scope`` (a port, a path, then an ``@``)."""
-    return plausible_value(value) and not re.match(r"\d{1,5}(?:/|$)", value)
+    return plausible_value(value) and not _PORT.match(value)
 
 
 def shannon_entropy(text: str) -> float:
