@@ -71,7 +71,7 @@ def classify(command: str) -> tuple[CheckKind, str]:
                     key = " ".join(segment[match.start() :].split()[:2])
                 else:
                     key = " ".join(segment[match.start() :].split())
-                return kind, key[:CHECK_CHARS]
+                return kind, redact(key)[:CHECK_CHARS]  # redacted before the cut
     return "other", ""
 
 
@@ -219,7 +219,7 @@ def tracker_events(command: str, output: str) -> list[TrackerEvent]:
             created = re.search(r"(?:Created issue|created)[:\s]+([\w.\-]+)", output, re.I)
             title = ids[0] if ids else ""
             if created:
-                events.append(TrackerEvent(item=created.group(1), action="created", title=title[:160]))
+                events.append(TrackerEvent(item=created.group(1), action="created", title=_words(title, 160)))
             continue
         action = _BEADS_ACTIONS.get(verb)
         if verb == "update" and status:
