@@ -14,7 +14,19 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import console, scratch
 
 #: "first-call": the start-up figures of "memory" alone (the first call after `initialize`)
-GROUPS = ["mcp", "store", "transcript", "hooks", "merge", "resume", "memory", "first-call", "lsp", "proxy"]
+GROUPS = [
+    "mcp",
+    "store",
+    "transcript",
+    "redact",
+    "hooks",
+    "merge",
+    "resume",
+    "memory",
+    "first-call",
+    "lsp",
+    "proxy",
+]
 
 
 def main() -> None:
@@ -50,6 +62,11 @@ def main() -> None:
 
         fresh = f"sqlite:///{Path(scratch('ic-bench-store-')) / 'brain.db'}"
         transcript_bench.run(args.quick, fresh)
+
+    if args.only in (None, "redact"):
+        import redact_bench
+
+        redact_bench.run(3 if args.quick else 7)
 
     if args.only in (None, "proxy"):
         import proxy_bench

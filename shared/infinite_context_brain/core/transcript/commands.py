@@ -79,9 +79,10 @@ def classify(command: str) -> tuple[CheckKind, str]:
                     key = " ".join(segment[match.start() :].split()[:2])
                 else:
                     key = " ".join(segment[match.start() :].split())
-                if key[:CHECK_CHARS] not in keys:
+                key = redact(key)[:CHECK_CHARS]  # redacted before the cut
+                if key not in keys:
                     kinds.append(kind)
-                    keys.append(key[:CHECK_CHARS])
+                    keys.append(key)
                 break
     if not keys:
         return "other", ""
@@ -272,7 +273,7 @@ def tracker_events(command: str, output: str) -> list[TrackerEvent]:
             created = re.search(r"(?:Created issue|created)[:\s]+([\w.\-]+)", output, re.I)
             title = ids[0] if ids else ""
             if created:
-                events.append(TrackerEvent(item=created.group(1), action="created", title=title[:160]))
+                events.append(TrackerEvent(item=created.group(1), action="created", title=_words(title, 160)))
             continue
         action = _BEADS_ACTIONS.get(verb)
         if verb == "update" and status:
