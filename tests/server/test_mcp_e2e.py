@@ -25,7 +25,10 @@ async def mcp_session(
         cwd=str(project_dir),
         env=cli_env(store_url, **env),
     )
-    async with stdio_client(params) as (read, write), ClientSession(read, write, client_info=client) as session:
+    async with (
+        stdio_client(params) as (read, write),
+        ClientSession(read, write, client_info=client) as session,
+    ):
         init = await session.initialize()
         assert init.server_info.name == "infinite-context"
         assert init.instructions and len(init.instructions.encode()) < 2048

@@ -48,7 +48,10 @@ class Server(MCPServer[BrainHolder]):
 
     def __init__(self, holder: BrainHolder) -> None:
         super().__init__(
-            SERVER_NAME, version=package_version(), instructions=_instructions(), lifespan=lifespan_for(holder)
+            SERVER_NAME,
+            version=package_version(),
+            instructions=_instructions(),
+            lifespan=lifespan_for(holder),
         )
         self._functions: dict[str, Callable[..., Any]] = {}
 

@@ -51,7 +51,9 @@ def refusal(item: Exception) -> tuple[int | str | None, Problem]:
             "message: not a valid JSON-RPC 2.0 message. "
             'Fix: send {"jsonrpc": "2.0", "id": 1, "method": "...", "params": {...}}',
         )
-    return None, Problem(INVALID_REQUEST, f"message: could not be read ({type(item).__name__}). Fix: send JSON")
+    return None, Problem(
+        INVALID_REQUEST, f"message: could not be read ({type(item).__name__}). Fix: send JSON"
+    )
 
 
 async def relay(source: AsyncIterable[SessionMessage | Exception], server: Passage, replies: Sink) -> None:

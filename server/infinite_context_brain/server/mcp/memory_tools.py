@@ -217,9 +217,7 @@ def register(app: MCPServer[Any]) -> None:
         description="Every item (archive included) as JSON; summaries_only for a short version.",
         annotations=READ_ONLY,
     )
-    app.add_tool(
-        configure, description="Set the working-memory budget, auto-compaction and its threshold."
-    )
+    app.add_tool(configure, description="Set the working-memory budget, auto-compaction and its threshold.")
 
 
 def _json_array(text: str) -> Any:

@@ -51,9 +51,9 @@ Request = ServerRequestContext[BrainHolder]
 def low_level(app: App) -> Server[BrainHolder]:
     """A low-level server answering with ``app``'s tools, prompts and resources, in its lifespan."""
 
-    def context(ctx: Request, params: CallToolRequestParams | GetPromptRequestParams | None = None) -> Context[
-        BrainHolder, object
-    ]:
+    def context(
+        ctx: Request, params: CallToolRequestParams | GetPromptRequestParams | None = None
+    ) -> Context[BrainHolder, object]:
         return Context(request_context=ctx, mcp_server=app, input_params=params)
 
     async def list_tools(ctx: Request, params: PaginatedRequestParams | None) -> ListToolsResult:
@@ -71,13 +71,17 @@ def low_level(app: App) -> Server[BrainHolder]:
     async def list_prompts(ctx: Request, params: PaginatedRequestParams | None) -> ListPromptsResult:
         return ListPromptsResult(prompts=await app.list_prompts())
 
-    async def get_prompt(ctx: Request, params: GetPromptRequestParams) -> GetPromptResult | InputRequiredResult:
+    async def get_prompt(
+        ctx: Request, params: GetPromptRequestParams
+    ) -> GetPromptResult | InputRequiredResult:
         return await app.get_prompt(params.name, params.arguments, context(ctx, params))
 
     async def list_resources(ctx: Request, params: PaginatedRequestParams | None) -> ListResourcesResult:
         return ListResourcesResult(resources=await app.list_resources())
 
-    async def list_templates(ctx: Request, params: PaginatedRequestParams | None) -> ListResourceTemplatesResult:
+    async def list_templates(
+        ctx: Request, params: PaginatedRequestParams | None
+    ) -> ListResourceTemplatesResult:
         return ListResourceTemplatesResult(resource_templates=await app.list_resource_templates())
 
     async def read_resource(
