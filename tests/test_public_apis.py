@@ -1,7 +1,8 @@
 """The product stands on its libraries' public APIs: no module path, name or attribute with a leading
 underscore from another package (``from mcp.server._otel import ...``, ``server._lowlevel_server``),
 and no patching of a module (``setattr(module, ...)``, ``module.attr = ...``). A minor release may
-rename anything private; a server that used it would stop before answering `initialize`.
+rename anything private; a server that used it would stop before answering `initialize`. And every
+package the code imports is declared in pyproject.toml.
 
 Read from the source of shared/, server/ and notebook/ (the parsed syntax, not text). An attribute
 ``obj._name`` is ours when some class or module of ours defines ``_name``; any other is a private
@@ -11,7 +12,11 @@ name of a library.
 from __future__ import annotations
 
 import ast
+import re
+import sys
+import tomllib
 from collections.abc import Iterator
+from importlib.metadata import packages_distributions
 from pathlib import Path
 
 import pytest
@@ -130,3 +135,28 @@ def test_the_check_finds_each_kind(tmp_path: Path, source: str, finding: str) ->
     probe.write_text(source)
     found = _findings([*SOURCES, probe])
     assert [f for f in found if f.startswith("probe.py:")] and any(finding in f for f in found), found
+
+
+def _imported_packages(sources: list[Path]) -> set[str]:
+    found: set[str] = set()
+    for _path, tree in _trees(sources):
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                found.update(alias.name.split(".")[0] for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                found.add(node.module.split(".")[0])
+    return {name for name in found if name not in sys.stdlib_module_names and name != OURS}
+
+
+def test_every_imported_package_is_declared() -> None:
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    extras = [r for group in project["optional-dependencies"].values() for r in group]
+    requirements = [*project["dependencies"], *extras]
+    declared = {re.split(r"[\s<>=!~;\[]", r, maxsplit=1)[0].lower().replace("_", "-") for r in requirements}
+    distributions = packages_distributions()
+    missing = {
+        name: distributions.get(name)
+        for name in _imported_packages(SOURCES)
+        if not {d.lower().replace("_", "-") for d in distributions.get(name, [name])} & declared
+    }
+    assert missing == {}
