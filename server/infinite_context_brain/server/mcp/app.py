@@ -108,8 +108,8 @@ def state_resource(holder: BrainHolder) -> str:
 def build_server(holder: BrainHolder) -> Server:
     """The server, its tools calling the brain that ``holder`` opens once serving starts."""
     app = Server(holder)
-    brain_tools.register(app)
     memory_tools.register(app)
+    brain_tools.register(app)
     app.resource(
         STATE_URI,
         name="state",
