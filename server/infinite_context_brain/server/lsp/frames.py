@@ -12,7 +12,7 @@ but the last body read is kept (so ``refuse`` can answer the request it held, by
 ``Content-Length`` header that follows a headerless body on the same line is handed to pygls on
 its own (the body before it is answered as sent without a header). Replies are whole frames
 written in one call on the stdout pygls writes to, so they never interleave with its own.
-``tests/server/test_lsp_guard.py`` pins the pygls behaviour this works around.
+``tests/server/test_protocol_faults.py`` pins the pygls behaviour this works around.
 """
 
 from __future__ import annotations

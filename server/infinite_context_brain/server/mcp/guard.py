@@ -6,8 +6,8 @@ which the server drops without a reply, so the client waits for an answer that n
 ``relay`` sits between the transport's read stream and the server: such an item is answered with a
 JSON-RPC error naming the field and the fix (``wire.parse_problem``) and the request's id when
 it can be found (``wire.request_id``); every message passes through untouched.
-``tests/server/test_mcp_guard.py`` pins the SDK behaviour this works around: when the stock
-server answers those lines itself, this module goes.
+``tests/server/test_protocol_faults.py`` pins the SDK behaviour this works around: when the
+stock server answers those lines itself, this module goes.
 """
 
 from __future__ import annotations

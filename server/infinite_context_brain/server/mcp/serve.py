@@ -4,7 +4,7 @@ answering each request with the ``MCPServer``'s public methods, as ``MCPServer``
 
 Why not ``MCPServer.run("stdio")``: the guard needs the transport's streams, and ``MCPServer``
 offers no public way to be run over given streams. The day the SDK answers unreadable lines itself
-(``tests/server/test_mcp_guard.py`` pins that it does not), this module and ``guard`` go and the
+(``tests/server/test_protocol_faults.py`` pins that it does not), this module and ``guard`` go and the
 command calls ``app.run("stdio")``.
 """
 
