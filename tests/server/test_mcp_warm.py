@@ -19,6 +19,7 @@ import pytest
 from infinite_context_brain.core.brain import ProjectBrain
 from infinite_context_brain.core.config import load_settings
 from infinite_context_brain.core.errors import ConfigError, StorageUnavailable
+from infinite_context_brain.server.claude_code.hook_tool import HOOK_TOOL
 from infinite_context_brain.server.mcp import warm
 from infinite_context_brain.server.mcp.holder import BrainHolder
 
@@ -157,8 +158,9 @@ class SilentServer:
 
 
 def test_initialize_does_not_wait_for_a_frozen_store(project_dir: Path) -> None:
-    """The warm-up opens the store beside start-up: a Redis that never answers holds the warm-up
-    thread (up to the client's 2 s timeout), not `initialize`; the first call names the store."""
+    """The warm-up opens the store once serving starts: a Redis that never answers holds the
+    warm-up thread (up to the client's 2 s timeout), never `initialize`, a `ping` or a Claude
+    Code hook call (queued for later); the first tool call names the store."""
     silent = SilentServer()
     server = subprocess.Popen(
         [PYTHON, "-m", "infinite_context_brain.server", "mcp"],
@@ -178,13 +180,28 @@ def test_initialize_does_not_wait_for_a_frozen_store(project_dir: Path) -> None:
         # the warm-up had connected and was still waiting for the store when `initialize` was
         # answered (or had not connected yet): either way `initialize` did not wait for it
         assert silent.accepted is None or silent.given_up is None or silent.given_up > answered
+        hook = {"event": "PostToolUse", "tool_name": "Bash", "tool_use_id": "toolu_1", "tool_response": "ok"}
+        server.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
+        for message in (
+            {
+                "jsonrpc": "2.0",
+                "id": 3,
+                "method": "tools/call",
+                "params": {"name": HOOK_TOOL, "arguments": hook},
+            },
+            {"jsonrpc": "2.0", "id": 4, "method": "ping"},
+        ):
+            server.stdin.write((json.dumps(message) + "\n").encode())
+        server.stdin.flush()
+        answers = {json.loads(server.stdout.readline())["id"] for _ in range(2)}
+        assert answers == {3, 4}
+        assert silent.accepted is None or silent.given_up is None  # the store still held the warm-up
         call = {
             "jsonrpc": "2.0",
             "id": 2,
             "method": "tools/call",
             "params": {"name": "recall", "arguments": {}},
         }
-        server.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
         server.stdin.write((json.dumps(call) + "\n").encode())
         server.stdin.flush()
         result = json.loads(server.stdout.readline())["result"]

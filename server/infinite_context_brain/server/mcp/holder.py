@@ -34,7 +34,8 @@ class BrainHolder:
         self._claimed_at = 0.0
         self._jobs: queue.SimpleQueue[tuple[Callable[[ProjectBrain], None], str]] | None = None
         self._pending = 0
-        self._idle = threading.Condition(self._lock)
+        # its own lock: queueing a hook's job (on the event loop) never waits for the brain to open
+        self._idle = threading.Condition(threading.Lock())
         self._closed = threading.Event()  # set by ``close``
 
     @property
@@ -80,7 +81,7 @@ class BrainHolder:
             self._queue(job, label)
 
     def _queue(self, job: Callable[[ProjectBrain], None], label: str) -> None:
-        with self._lock:
+        with self._idle:
             if self._jobs is None:
                 self._jobs = queue.SimpleQueue()
                 threading.Thread(target=self._work, args=(self._jobs,), name="ic-later", daemon=True).start()
@@ -100,16 +101,16 @@ class BrainHolder:
                 else:
                     log.exception("%s failed", label)
             finally:
-                with self._lock:
+                with self._idle:
                     self._pending -= 1
                     if not self._pending:
                         self._idle.notify_all()
 
     def close(self, wait: float = LATER_WAIT_SECONDS) -> None:
         self._closed.set()
+        with self._idle:
+            self._idle.wait_for(lambda: not self._pending, wait)
         with self._lock:
-            if self._pending:
-                self._idle.wait_for(lambda: not self._pending, wait)
             if self._brain is not None:
                 try:
                     self._brain.release(self._owner)
