@@ -49,7 +49,7 @@ def main() -> None:
         import mcp_bench
 
         mcp_bench.cold_start(5 if args.quick else 20, store_url)
-        mcp_bench.round_trips(30 if args.quick else 200, store_url)
+        mcp_bench.calls(30 if args.quick else 200, store_url)
 
     if args.only in (None, "store"):
         import store_bench
