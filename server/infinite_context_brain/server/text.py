@@ -35,7 +35,6 @@ def checkpoint_text(r: CheckpointResult) -> str:
     return "\n".join([text, *[f"Warning: {w}" for w in r.warnings]])
 
 
-
 def status_text(r: StatusReport) -> str:
     if not r.has_state:
         head = "No checkpoint yet for this project."

@@ -90,14 +90,26 @@ class QuestionFact(_Fact):
 
 
 class StatedDecision(_Fact):
-    decision: str
-    reason: str = ""
+    # what a client sends: an unknown key is refused (named), not dropped
+    model_config = ConfigDict(extra="forbid", defer_build=True)
+
+    decision: str = Field(max_length=4_000, description="What was decided.", examples=["use authlib"])
+    reason: str = Field("", max_length=4_000, description="Why: what would break if it were undone.")
 
 
 class StatedBlocker(_Fact):
-    blocker: str
-    #: what was tried against it and did not work
-    tried: list[str] = Field(default_factory=list)
+    model_config = ConfigDict(extra="forbid", defer_build=True)
+
+    blocker: str = Field(
+        max_length=4_000, description="What blocks the work.", examples=["codesign fails on CI"]
+    )
+
+    tried: list[str] = Field(
+        default_factory=list,
+        max_length=50,
+        description="What was tried against it and did not work.",
+        examples=[["re-importing the certificate"]],
+    )
 
 
 class Stated(_Fact):

@@ -15,7 +15,6 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from .clock import utcnow
 from .facts import CompactSummary, TaskItem
-
 from .memory.model import BudgetStatus
 from .merge_plan import MergePlan
 

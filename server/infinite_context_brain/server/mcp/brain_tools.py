@@ -12,13 +12,21 @@ from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolResult, TextContent
 
 from infinite_context_brain.core.errors import InfiniteContextError
+from infinite_context_brain.core.facts import Stated, StatedBlocker, StatedDecision
 from infinite_context_brain.core.params import (
     HISTORY_LIMIT_DEFAULT,
     CharOffset,
+    CheckpointTask,
     ContextText,
+    DoneList,
+    FileList,
     FromVersion,
+    GotchaList,
     HistoryLimit,
+    InProgress,
     MaxTokens,
+    NextSteps,
+    NoteList,
     Steps,
     TokenCount,
     ToolUseId,
@@ -35,8 +43,32 @@ if TYPE_CHECKING:
     from infinite_context_brain.core.brain import ProjectBrain
 
 
-def checkpoint(ctx: Ctx, context: ContextText, token_count: TokenCount | None = None) -> CallToolResult:
-    result = brain(ctx).checkpoint(context, token_count)
+def checkpoint(
+    ctx: Ctx,
+    context: ContextText | None = None,
+    task: CheckpointTask | None = None,
+    in_progress: InProgress | None = None,
+    next_steps: NextSteps | None = None,
+    done: DoneList | None = None,
+    decisions: list[StatedDecision] | None = None,
+    blockers: list[StatedBlocker] | None = None,
+    files: FileList | None = None,
+    notes: NoteList | None = None,
+    gotchas: GotchaList | None = None,
+    token_count: TokenCount | None = None,
+) -> CallToolResult:
+    stated = Stated(
+        task=task or "",
+        in_progress=in_progress or "",
+        next_steps=next_steps,
+        done=done or [],
+        decisions=decisions or [],
+        blockers=blockers,
+        files=files or [],
+        notes=notes or [],
+        gotchas=gotchas or [],
+    )
+    result = brain(ctx).checkpoint(context, token_count, stated=stated, origin="mcp")
     return reply(text.checkpoint_text(result), result)
 
 
@@ -109,13 +141,25 @@ def context_meter(ctx: Ctx) -> CallToolResult:
     )
 
 
+CHECKPOINT_DESCRIPTION = (
+    "Save the state of the work into the project brain so the next session (after /clear, a "
+    "compaction or a restart) can continue. Call it at milestones: a subtask done, before a risky "
+    "step, when the user changes direction. Fill the fields you know; each is merged as given: "
+    "task and in_progress replace; next_steps is the whole list of what is left and replaces the "
+    "stored one; blockers replace the blockers stated before; done, decisions (with their reason), "
+    "files, notes and gotchas are added. `context` takes free text too: it is kept as written in "
+    "the brain's journal, and read for the same fields."
+)
+
+
 def checkpoint_prompt(note: str = "") -> str:
     extra = f"\nAlso record: {note}" if note else ""
     return (
-        "Call the infinite-context `checkpoint` tool now. In `context`, write short labelled lines "
-        "covering this session since the last checkpoint: `Done:` (what is finished), `Current task:` "
-        "(what is in progress or next), `Decided:` (decisions and why), `Question:` (open questions), "
-        f"`Files:` (paths you edited or must read next).{extra}"
+        "Call the infinite-context `checkpoint` tool now with what a colleague taking over would "
+        "need: `task` (the user's overall request), `in_progress` (the subtask now), `next_steps` "
+        "(everything still left, in order), `done` (finished since the last checkpoint), `decisions` "
+        "(each with its `reason`), `blockers` (each with what you `tried`), `files` (paths you edited "
+        f"or must read next), `gotchas` (what failed and what worked) and `notes`.{extra}"
     )
 
 
@@ -137,12 +181,7 @@ def _transcript_root(project: ProjectBrain) -> Path:
 
 
 def register(app: MCPServer[Any]) -> None:
-    app.add_tool(
-        checkpoint,
-        description="Merge what happened into the project brain (a new version; stored at once). "
-        "Write short labelled lines: Current task:, In progress:, Done:, Next steps:, Blockers:, "
-        "Decided:, Question:, Files:.",
-    )
+    app.add_tool(checkpoint, description=CHECKPOINT_DESCRIPTION)
     app.add_tool(
         resume,
         description="Load the project brain as Markdown. Call at session start and after /clear.",

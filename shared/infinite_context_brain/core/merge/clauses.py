@@ -239,7 +239,6 @@ def content_free(text: str) -> bool:
     return len(words) <= 5 and all(w in _STEERING or w in _POINTING for w in words)
 
 
-
 _CLAUSE_SPLIT = re.compile(
     r"\s*;\s+|,\s+(?=(?:but|now|then|and then|next|still|so|using|which means)\b)"
     r"|\s+(?=but\s+\S+\s+(?:still|fails?)\b)",

@@ -244,7 +244,6 @@ def _task_list(old: ActiveContext, facts: ContextFacts) -> dict[str, TaskItem]:
 
 
 def _names(item: str, text: str) -> bool:
-
     """``text`` names tracker item ``item`` as a whole word ("spotter-dov", not "spotter-dov.3")."""
     return re.search(rf"(?<![\w.-]){re.escape(item)}(?![\w-]|\.\w)", text) is not None
 

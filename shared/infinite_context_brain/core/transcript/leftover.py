@@ -70,7 +70,6 @@ def plan_in(text: str) -> list[str] | None:
 _PLAN_HEADING = re.compile(r"^#{2,4}\s+(?:\d+[.)]\s+|step \d+[:.]?\s*|phase \d+[:.]?\s*)?(.+)$", re.I | re.M)
 
 
-
 def approved_plan(plan: str) -> list[str]:
     """The steps of a plan the user approved (``ExitPlanMode``): its top-level list items, else
     its section headings."""
