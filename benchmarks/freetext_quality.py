@@ -29,7 +29,6 @@ import sys
 import tempfile
 from dataclasses import dataclass, field
 from itertools import pairwise
-
 from pathlib import Path
 from typing import Any
 
@@ -98,7 +97,9 @@ def score(surface: str, sequence: dict[str, Any], states: list[dict[str, Any]]) 
         previous = content
     versions = [s["meta"]["version"] for s in states]
     out.without_trace += sum(1 for a, b in pairwise(versions) if b <= a)
-    for checkpoint in sequence["checkpoints"]:
+    for checkpoint, after in zip(sequence["checkpoints"], states, strict=True):
+        # where a piece landed: in the state right after its checkpoint (later ones move it on)
+        landed = {k: [_norm(v) for v in vs if v] for k, vs in _fields(after).items()}
         for piece, kind in checkpoint["pieces"]:
             out.pieces += 1
             p = _norm(piece)
@@ -106,10 +107,11 @@ def score(surface: str, sequence: dict[str, Any], states: list[dict[str, Any]]) 
                 out.kept += 1
             else:
                 out.misses.append(f"lost: {piece!r}")
-            if (kind == "note" and p in everything) or any(p in v for v in fields.get(kind, [])):
+            if (kind == "note" and p in everything) or any(p in v for v in landed.get(kind, [])):
                 out.landed += 1
             else:
-                where = [k for k, vs in fields.items() if any(p in v for v in vs)] or ["journal only"]
+                where = [k for k, vs in landed.items() if any(p in v for v in vs)] or ["journal only"]
+
                 out.misses.append(f"{kind} {piece!r} landed in {', '.join(where)}")
     task = _norm(final["active_context"].get("current_task", ""))
     out.task_right = any(_norm(t) in task for t in sequence["task"])
@@ -178,7 +180,7 @@ async def _mcp(sequence: dict[str, Any], project: Path, env: dict[str, str]) -> 
         await session.initialize()
         for checkpoint in sequence["checkpoints"]:
             result = await session.call_tool("checkpoint", {"context": checkpoint["text"]})
-            if result.isError:
+            if result.is_error:
                 raise RuntimeError(str(result.content))
             states.append(_state(project, env))
     return states
@@ -196,7 +198,7 @@ def via_notebook(sequence: dict[str, Any]) -> list[dict[str, Any]]:
 
     with tempfile.TemporaryDirectory(prefix="ic-freetext-nb-") as tmp:
         project, env = _project(Path(tmp))
-        show = "import json\nprint(json.dumps((%resume).model_dump(mode='json')))"
+        show = "state = %resume\nprint(json.dumps(state.model_dump(mode='json')))"
         cells = ["import json\n%load_ext infinite_context_brain.notebook"]
         for checkpoint in sequence["checkpoints"]:
             cells += [f"%%checkpoint\n{checkpoint['text']}", show]

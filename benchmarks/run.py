@@ -22,6 +22,7 @@ GROUPS = [
     "hooks",
     "merge",
     "resume",
+    "freetext",
     "memory",
     "first-call",
     "lsp",
@@ -32,6 +33,8 @@ GROUPS = [
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="fewer repetitions (smoke run)")
+    parser.add_argument("--show", action="store_true", help="resume, freetext: print what each point missed")
+
     parser.add_argument(
         "--only",
         choices=GROUPS,
@@ -108,7 +111,12 @@ def main() -> None:
     if args.only in (None, "resume"):
         import resume_quality
 
-        resume_quality.run()
+        resume_quality.run(show=args.show)
+
+    if args.only in (None, "freetext"):
+        import freetext_quality
+
+        freetext_quality.run(show=args.show, surfaces=["cli", "mcp"] if args.quick else None)
 
 
 if __name__ == "__main__":
