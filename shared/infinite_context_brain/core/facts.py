@@ -220,6 +220,8 @@ class ContextFacts(_Fact):
     failures: list[Failure] = Field(default_factory=list)
     #: checks whose latest run passed (they settle older failures of the same check)
     passed_checks: list[str] = Field(default_factory=list)
+    #: what the assistant said it did before each passing check (how an older failure was fixed)
+    fix_notes: dict[str, str] = Field(default_factory=dict)
     #: turn-ending replies of the assistant, oldest first
     conclusions: list[str] = Field(default_factory=list)
     #: the assistant's latest narration: what it was doing when the stretch ended
@@ -256,7 +258,7 @@ class ContextFacts(_Fact):
                 merged.tasks = theirs if theirs is not None else mine
             elif name in {"user_replied", "clean_tree", "verified"}:
                 setattr(merged, name, mine or theirs)
-            elif name in {"files_moved", "task_updates"}:
+            elif name in {"files_moved", "task_updates", "fix_notes"}:
                 setattr(merged, name, {**mine, **theirs})
 
             elif name == "edited_symbols":

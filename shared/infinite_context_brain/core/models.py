@@ -117,6 +117,9 @@ class ActiveContext(_Model):
 
     #: pitfalls learned: an error and what fixed it
     gotchas: list[str] = Field(default_factory=list)
+    #: the check commands this project runs (tests, linters, builds), newest first
+    checks: list[str] = Field(default_factory=list)
+
     #: notes stated to keep (``Note:``, ``IMPORTANT:``, a model's notes)
     notes: list[str] = Field(default_factory=list)
     #: what the assistant was doing when the context was saved, and just before

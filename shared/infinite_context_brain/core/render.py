@@ -21,6 +21,9 @@ from .tokens import count_tokens
 from .transcript.markup import strip_markup
 
 MIN_ITEM_TOKENS = 12  # a shortened item below this says nothing
+#: active files the resume lists (the state keeps more; the most relevant come first)
+MAX_FILES_SHOWN = 12
+
 #: where each next step was read, as the reader is told
 STEP_ORIGIN = {
     "stated": "",
@@ -73,6 +76,9 @@ def _current_work(state: ProjectState) -> _Section:
         work.items.append(f"**Edited since the last passing test or build:** {_files(ac.unverified_files)}")
     if ac.earlier_request:
         work.items.append(f"**Earlier request (not finished):** {_clean(ac.earlier_request)}")
+    if ac.checks:
+        work.items.append(f"**Checks used here:** {', '.join(f'`{c}`' for c in ac.checks)}")
+
     if ac.last_step:
         work.items.append(f"**The assistant's last words:** {_clean(ac.last_step)}")
     if ac.earlier_steps:
@@ -151,7 +157,8 @@ def _sections(state: ProjectState, missing: set[str]) -> list[_Section]:
         else:
             title = "## Active files"
             items = [f"- `{p}`" + (" (not on disk here)" if p in missing else "") for p in ac.active_files]
-        for index, path in enumerate(ac.active_files):
+        items = items[:MAX_FILES_SHOWN]
+        for index, path in enumerate(ac.active_files[:MAX_FILES_SHOWN]):
             names = ac.file_symbols.get(path)
             if names:
                 items[index] += " — " + ", ".join(f"`{n}`" for n in reversed(names))

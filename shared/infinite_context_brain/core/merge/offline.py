@@ -37,9 +37,10 @@ from ..models import (
 )
 from ..text import similarity
 from ..tokens import count_tokens
-from ..transcript.commands import JOIN, parts, unsettled
+from ..transcript.commands import JOIN, parts, settles, unsettled
 from . import stated as stated_fields
 from .base import MergeRequest, MergeResult
+from .clauses import content_free
 from .extract import clean_sentence, find_files
 from .integrity import MAX_ACTIVE_FILES, MAX_BLOCKERS, MAX_GOTCHAS, MAX_NOTES
 from .steps import next_steps as steps_left
@@ -92,7 +93,14 @@ def _decisions(old: list[Decision], facts: ContextFacts) -> list[Decision]:
         )
     for question in facts.questions:
         if question.answer is not None:
-            continue  # asked and answered within this stretch
+            # asked and answered within this stretch: a real answer is a decision ("option 1")
+            answer = clean_sentence(question.answer, 300)
+            if question.from_assistant and len(answer.split()) >= 2 and not content_free(answer):
+                topic = clean_sentence(question.text, 200)
+                if not any(same(d.decision or "", answer) for d in decisions):
+                    decisions.append(Decision(question=topic, status="decided", decision=answer))
+            continue
+
         text = clean_sentence(question.text, 300)
         if not any(same(d.question, text) for d in decisions):
             decisions.append(
@@ -165,8 +173,9 @@ def _in_progress(
 
 
 def _blockers(
-    old: list[Blocker], facts: ContextFacts, changes: _Changes, request: MergeRequest
+    old: list[Blocker], facts: ContextFacts, changes: _Changes, request: MergeRequest, gotchas: list[str]
 ) -> list[Blocker]:
+    """The blockers left, and (into ``gotchas``) what fixed each failing check that passes now."""
     kept: list[Blocker] = []
     for blocker in old:
         left = parts(blocker.check)
@@ -181,6 +190,11 @@ def _blockers(
         )
         if passed and not blocker.stated:
             changes.add(f"Fixed: `{blocker.check}` passes again", [])
+            how = next((note for check, note in facts.fix_notes.items() if settles(check, blocker.check)), "")
+            if how:
+                why = f": {blocker.detail}" if blocker.detail else ""
+                gotchas.append(clean_sentence(f"`{blocker.check}` failed{why}; fixed: {how}", 500))
+
         elif stated_fix or passed:
             continue  # the completion that settles it is recorded as it was written
         else:
@@ -227,6 +241,8 @@ def _completions(facts: ContextFacts, changes: _Changes, titles: dict[str, str])
 
 
 MAX_TASKS_KEPT = 40
+MAX_CHECKS = 6
+
 
 
 def _task_list(old: ActiveContext, facts: ContextFacts) -> dict[str, TaskItem]:
@@ -332,7 +348,8 @@ class OfflineMerger:
             facts = facts.model_copy(update={"tasks": list(task_list.values())})
         titles = _item_titles(oc, facts)
         closed, completed = _completions(facts, changes, titles)
-        blockers = _blockers(oc.blockers, facts, changes, request)
+        fixes: list[str] = []
+        blockers = _blockers(oc.blockers, facts, changes, request, fixes)
         in_progress = _in_progress(oc, facts, closed, completed, titles)
         finished = [*facts.completions, *completed, *(c.subject for c in facts.commits)]
         next_steps = steps_left(oc.next_steps, facts, finished, closed, in_progress)
@@ -393,7 +410,7 @@ class OfflineMerger:
                     for p in symbols
                     if facts.files_moved.get(p, p) in active_files
                 },
-                gotchas=_kept_text(oc.gotchas, [g.text for g in facts.gotchas], MAX_GOTCHAS),
+                gotchas=_kept_text(oc.gotchas, [*fixes, *(g.text for g in facts.gotchas)], MAX_GOTCHAS),
                 notes=_kept_text(oc.notes, facts.notes, MAX_NOTES),
                 last_step=last_step,
                 earlier_steps=earlier_steps,
@@ -402,6 +419,10 @@ class OfflineMerger:
                 variables=facts.variables or oc.variables,
                 item_titles=titles,
                 task_list=task_list,
+                checks=_newest_first(
+                    [p for run in reversed(facts.commands) if run.kind != "vcs" for p in parts(run.check)],
+                    oc.checks,
+                )[:MAX_CHECKS],
                 task_since=task_since if task else None,
             ),
         )

@@ -22,7 +22,8 @@ _CHECKS: list[tuple[CheckKind, re.Pattern[str]]] = [
             r"(?:^|\s)(?:pytest|py\.test|tox|nox|jest|vitest|mocha|ava|rspec|phpunit|ctest|bats|"
             r"go test|cargo (?:test|nextest)|mix test|(?:npm|yarn|pnpm|bun)(?: run)? test\S*|"
             r"make (?:test|check)\S*|dotnet test|gradle\w* test|mvn\w* (?:test|verify)|deno test|"
-            r"swift test|python\d?(?:\.\d+)? -m (?:pytest|unittest)|node --test|playwright test)\b"
+            r"swift test|python\d?(?:\.\d+)? -m (?:pytest|unittest)|node --test|playwright test|"
+            r"(?:mise|just|task|poe|invoke|rake|nx|turbo|hatch|pdm|uv) (?:run )?test[\w:.-]*)\b"
         ),
     ),
     (
@@ -30,7 +31,9 @@ _CHECKS: list[tuple[CheckKind, re.Pattern[str]]] = [
         re.compile(
             r"(?:^|\s)(?:ruff(?: check)?|flake8|pylint|eslint|biome|(?:mix )?credo|rubocop|golangci-lint|"
             r"cargo clippy|shellcheck|prettier --check|black --check|mix format --check\S*|"
-            r"(?:npm|yarn|pnpm)(?: run)? lint\S*|make lint)\b"
+            r"(?:npm|yarn|pnpm)(?: run)? lint\S*|make lint|"
+            r"(?:mise|just|task|poe|invoke|rake|nx|turbo|hatch|pdm|uv) (?:run )?"
+            r"(?:lint|fmt|format)[\w:.-]*)\b"
         ),
     ),
     (

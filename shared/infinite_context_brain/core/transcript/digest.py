@@ -69,13 +69,15 @@ VERIFYING = frozenset({"test", "build", "typecheck"})
 
 _TASK_STATUSES = {"pending", "in_progress", "completed"}
 _USER_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
-#: how a person sets a rule for the work ("always ...", "don't ...", "use X instead of Y")
+#: how a person sets a rule for the work ("always ...", "don't ...", "use X instead of Y"): the
+#: sentence opens with it, or chooses one thing over another
 _CONSTRAINT = re.compile(
-    r"\b(?:always|never|don'?t|do not|make sure|must(?:n'?t)?|instead of|rather than|avoid|prefer|"
-    r"no more|only ever|should(?:n'?t)? (?:be|use|go|stay|keep|have)|keep (?:it|them|the)|stick to|"
-    r"align (?:yourself )?(?:to|with))\b",
+    r"^(?:please\s+|and\s+|but\s+|so\s+)?(?:always|never|don'?t|do not|make sure|avoid|prefer|no more|"
+    r"stick to|keep (?:it|them|the|using)|use\b|(?:you|we) (?:need|have|must|should)(?:n'?t)? to\b|"
+    r"(?:you|we) (?:must|should)(?:n'?t)?\b|let'?s (?:not|keep|use|stick))|\b(?:instead of|rather than)\b",
     re.I,
 )
+
 #: work a person puts off for later
 _LATER = re.compile(
     r"\b(?:in (?:the )?future|later on|eventually|at some point|follow[- ]up|next time|for later)\b", re.I
@@ -161,6 +163,9 @@ class _Walk:
     #: the assistant's narrations, and where each failing check's last failure falls among them
     narrations: list[str] = field(default_factory=list)
     failed_at: dict[str, int] = field(default_factory=dict)
+    #: where the last check run falls among the narrations (what came after it led to the next)
+    last_check_at: int = 0
+
     open_question: QuestionFact | None = None
     # A reply's content blocks are written as separate lines that the reader folds into one
     # entry, sometimes after the entry was yielded (text first, its tool call a line later, or
@@ -172,6 +177,9 @@ class _Walk:
     last_reply: AssistantEntry | None = None
     #: the stretch in its own words, oldest first (``ContextFacts.excerpt``)
     excerpt: list[str] = field(default_factory=list)
+    #: Claude Code's plan mode was entered and no plan approved yet; the session's name
+    plan_mode: bool = False
+    slug: str = ""
 
     def path(self, raw: str, cwd: str) -> str:
         return project_path(raw, cwd, self.roots)
@@ -179,6 +187,7 @@ class _Walk:
     # ---- assistant turns ----------------------------------------------------------------------
     def assistant(self, entry: AssistantEntry) -> None:
         self.cwd = entry.cwd or self.cwd
+        self.slug = entry.slug or self.slug
         self.facts.branch = entry.git_branch or self.facts.branch
         if not any(known is entry for known in self.recent):
             if len(self.recent) >= RECENT_REPLIES:
@@ -264,7 +273,10 @@ class _Walk:
             ]
         elif use.name == "TaskUpdate":
             self.task_update(data)
+        elif use.name == "EnterPlanMode":
+            self.plan_mode = True
         elif use.name == "ExitPlanMode" and isinstance(data.get("plan"), str):
+            self.plan_mode = False
             steps = approved_plan(str(data["plan"]))
             if steps:
                 self.facts.plan = steps
@@ -447,6 +459,10 @@ class _Walk:
                     failure = self.failing.pop(check)
                     self.failing[JOIN.join(left)] = failure.model_copy(update={"check": JOIN.join(left)})
             _add(self.facts.passed_checks, run.check)
+            said = self.narrations[self.last_check_at :][-2:]
+            if said:
+                self.facts.fix_notes[run.check] = " / ".join(said)
+            self.last_check_at = len(self.narrations)
             if run.kind in VERIFYING:
                 self.since_verified = []
                 self.facts.verified = True
@@ -480,8 +496,12 @@ class _Walk:
         facts.uncommitted = [moved.get(p, p) for p in self.since_commit if p not in removed]
         facts.unverified = [moved.get(p, p) for p in self.since_verified if p not in removed]
 
+        if self.plan_mode:
+            where = f" (~/.claude/plans/{self.slug}.md)" if self.slug else ""
+            facts.plan = [f"in plan mode: write the plan{where}, then ask for approval with ExitPlanMode"]
         if self.todo is not None:
             facts.tasks = self.todo
+
         facts.task_updates = dict(self.task_items)
 
         return facts

@@ -127,7 +127,8 @@ def tracker_listing(command: str, output: str) -> list[str] | None:
 _CHOICE = re.compile(
     r"\b(?:instead of|rather than|decided|decision|i'?ll go with|we'?ll go with|going with|opted|chose|"
     r"the (?:right |correct |simplest |cleanest )?fix is|root cause|should be skipped|must not|"
-    r"better to|prefer(?:red)? |in favou?r of)\b",
+    r"better to|prefer(?:red)? |in favou?r of|confirmed|turns out|found that|is actually|"
+    r"the (?:real|actual) (?:problem|issue|cause|bug))\b",
     re.I,
 )
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z`*])|\n+")

@@ -14,15 +14,18 @@ from typing import Any
 
 MAX_SYMBOLS = 8
 _DEFINES = re.compile(
-    r"\b(?:def|defp|defmacro|defmodule|defstruct|function|func|fn|class|interface|struct|enum|trait|"
-    r"impl|module|type|protocol|record|object|async def|pub fn|export (?:default )?(?:async )?function|"
-    r"export const|const|let)\s+([A-Za-z_][\w.!?]*)",
+    r"\b(?:def|defp|defmacro|defmodule|defstruct|function|func|class|interface|struct|enum|trait|"
+    r"impl|module|protocol|record|async def|export (?:default )?(?:async )?function|"
+    r"export (?:const|let|type|interface|class))\s+([A-Za-z_][\w.!?]*)"
+    r"|\bfn\s+([A-Za-z_]\w*)\s*[(<]",  # Rust's fn (an Elixir ``fn x ->`` is no definition)
+)
+_TOO_COMMON = frozenset(
+    {"self", "this", "name", "value", "data", "result", "true", "false", "nil", "none", "null", "new"}
 )
 #: event and route names: ``handle_event("close_review_session", ...)``, ``@app.get("/health")``
 _NAMED_HANDLER = re.compile(
     r"\b(?:handle_event|handle_info|handle_call|on|route|get|post|put|delete)\(\s*[\"']([^\"'\s]{3,60})[\"']"
 )
-_TOO_COMMON = frozenset({"self", "this", "name", "value", "data", "result", "result_", "i", "x", "_"})
 
 
 def _texts(tool: str, data: dict[str, Any]) -> list[str]:
@@ -47,7 +50,7 @@ def edited_symbols(tool: str, data: dict[str, Any]) -> list[str]:
     for text in _texts(tool, data):
         head = text[:20_000]  # a whole file written: its first definitions say what it is
         for match in (*_DEFINES.finditer(head), *_NAMED_HANDLER.finditer(head)):
-            name = match.group(1).rstrip(".")
+            name = (match.group(1) or match.group(match.lastindex or 1) or "").rstrip(".")
             if len(name) >= 3 and name.lower() not in _TOO_COMMON and name not in found:
                 found.append(name)
     return found[:MAX_SYMBOLS]
