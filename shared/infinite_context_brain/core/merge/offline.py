@@ -244,7 +244,6 @@ MAX_TASKS_KEPT = 40
 MAX_CHECKS = 6
 
 
-
 def _task_list(old: ActiveContext, facts: ContextFacts) -> dict[str, TaskItem]:
     """The incremental task list (TaskCreate / TaskUpdate) after this stretch: updates by id, an
     update without a subject keeps the stored one; deleted tasks go."""

@@ -79,9 +79,7 @@ _CONSTRAINT = re.compile(
 )
 
 #: work a person puts off for later
-_LATER = re.compile(
-    r"\b(?:in (?:the )?future|later on|eventually|at some point|follow[- ]up|next time|for later)\b", re.I
-)
+_LATER = re.compile(r"\b(?:in (?:the )?future|eventually|at some point|as a follow[- ]up|for later)\b", re.I)
 
 #: a tool call the user rejected with words of their own (what to do instead)
 _REJECTED_WITH = re.compile(r"To tell you how to proceed, the user said:\s*(.+)", re.S)
