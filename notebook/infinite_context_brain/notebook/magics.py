@@ -123,9 +123,9 @@ class ContextMagics(Magics):
 
         facts = self.recorder.facts(self._namespace(), str(Path.cwd())) if from_recorder else None
         handle = display(_Note("⏳ infinite-context: merging…"), display_id=True)
-        result = self._call(
-            lambda: self.brain(project).checkpoint(context, tokens, facts=facts, origin="notebook", wait=False)
-        )
+        brain = self.brain(project)
+        result = self._call(lambda: brain.checkpoint(context, tokens, facts=facts, origin="notebook", wait=False))
+
 
         if result is None:
             if handle is not None:
