@@ -22,6 +22,7 @@ from IPython.core.magic_arguments import argument, magic_arguments
 
 from infinite_context_brain.core.errors import InfiniteContextError
 from infinite_context_brain.core.flags import HISTORY_LIMIT_DEFAULT, Flag
+from infinite_context_brain.core.models import CheckpointResult
 
 from .recorder import Recorder
 
@@ -123,10 +124,11 @@ class ContextMagics(Magics):
 
         facts = self.recorder.facts(self._namespace(), str(Path.cwd())) if from_recorder else None
         handle = display(_Note("⏳ infinite-context: merging…"), display_id=True)
-        brain = self.brain(project)
-        result = self._call(lambda: brain.checkpoint(context, tokens, facts=facts, origin="notebook", wait=False))
 
+        def checkpoint() -> CheckpointResult:  # the brain opens inside the call: errors mapped
+            return self.brain(project).checkpoint(context, tokens, facts=facts, origin="notebook", wait=False)
 
+        result = self._call(checkpoint)
         if result is None:
             if handle is not None:
                 handle.update(_Note("✘ infinite-context: checkpoint not stored (see the message above)"))
