@@ -126,7 +126,11 @@ class ContextMagics(Magics):
         handle = display(_Note("⏳ infinite-context: merging…"), display_id=True)
 
         def checkpoint() -> CheckpointResult:  # the brain opens inside the call: errors mapped
-            return self.brain(project).checkpoint(context, tokens, facts=facts, origin="notebook", wait=False)
+            done: CheckpointResult = self.brain(project).checkpoint(
+                context, tokens, facts=facts, origin="notebook", wait=False
+            )
+            return done
+
 
         result = self._call(checkpoint)
         if result is None:
