@@ -49,6 +49,7 @@ from .reader import (
 )
 from .summary import read_summary
 from .symbols import MAX_SYMBOLS, edited_symbols
+from .user_words import rejection_words, rules_and_later
 
 EDIT_TOOLS = {"Edit", "Write", "MultiEdit", "NotebookEdit"}
 REQUEST_CHARS = 600
@@ -68,22 +69,6 @@ FIX_CHARS = 220
 VERIFYING = frozenset({"test", "build", "typecheck"})
 
 _TASK_STATUSES = {"pending", "in_progress", "completed"}
-_USER_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
-#: how a person sets a rule for the work ("always ...", "don't ...", "use X instead of Y"): the
-#: sentence opens with it, or chooses one thing over another
-_CONSTRAINT = re.compile(
-    r"^(?:please\s+|and\s+|but\s+|so\s+)?(?:always|never|don'?t|do not|make sure|avoid|prefer|no more|"
-    r"stick to|keep (?:it|them|the|using)|use\b|(?:you|we) (?:need|have|must|should)(?:n'?t)? to\b|"
-    r"(?:you|we) (?:must|should)(?:n'?t)?\b|let'?s (?:not|keep|use|stick))|\b(?:instead of|rather than)\b",
-    re.I,
-)
-
-#: work a person puts off for later
-_LATER = re.compile(r"\b(?:in (?:the )?future|eventually|at some point|as a follow[- ]up|for later)\b", re.I)
-
-#: a tool call the user rejected with words of their own (what to do instead)
-_REJECTED_WITH = re.compile(r"To tell you how to proceed, the user said:\s*(.+)", re.S)
-
 _TASK_CREATED = re.compile(r"Task #?(\w+) created", re.I)
 
 
@@ -327,9 +312,9 @@ class _Walk:
                     self.end_of_turn()
                     self.said(text)
         for result in entry.tool_results:
-            feedback = _REJECTED_WITH.search(result.text()) if result.is_error else None
-            if feedback is not None and not feedback.group(1).startswith("The user wants to clarify"):
-                self.said(feedback.group(1).strip())  # a rejected tool call with the user's words
+            feedback = rejection_words(result.text()) if result.is_error else ""
+            if feedback:
+                self.said(feedback)  # a rejected tool call with the user's words
             known = self.uses.pop(result.tool_use_id, None)
             if known is not None:
                 self.tool_result(*known, result)
@@ -347,15 +332,12 @@ class _Walk:
         steering = is_acknowledgement(text) or content_free(text)
         if not steering and self.facts.requests[-1:] != [request]:
             self.facts.requests.append(request)
-        for sentence in _USER_SENTENCE.split(text):
-            sentence = " ".join(sentence.split()).strip(" -*")
-            if not 12 <= len(sentence) <= 300 or sentence.endswith("?"):
-                continue
-            if _LATER.search(sentence):
-                self.facts.next_steps = [*self.facts.next_steps, clip(sentence, 300)][-MAX_DECISIONS:]
-            elif _CONSTRAINT.search(sentence):
-                decision = DecisionFact(decision=clip(sentence, 300), question="the user's instruction")
-                self.facts.decisions = [*self.facts.decisions, decision][-MAX_DECISIONS:]
+        rules, later = rules_and_later(text)
+        for rule in rules:
+            decision = DecisionFact(decision=clip(rule, 300), question="the user's instruction")
+            self.facts.decisions = [*self.facts.decisions, decision][-MAX_DECISIONS:]
+        if later:
+            self.facts.next_steps = [*self.facts.next_steps, *(clip(s, 300) for s in later)][-MAX_DECISIONS:]
 
     def tool_result(self, use: ToolUse, cwd: str, index: int | None, result: ToolResult) -> None:
         data = use.input
