@@ -14,7 +14,7 @@ import shlex
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class
@@ -22,9 +22,11 @@ from IPython.core.magic_arguments import argument, magic_arguments
 
 from infinite_context_brain.core.errors import InfiniteContextError
 from infinite_context_brain.core.flags import HISTORY_LIMIT_DEFAULT, Flag
-from infinite_context_brain.core.models import CheckpointResult
 
 from .recorder import Recorder
+
+if TYPE_CHECKING:  # the models load with the brain, on the first magic
+    from infinite_context_brain.core.models import CheckpointResult
 
 T = TypeVar("T")
 
@@ -130,7 +132,6 @@ class ContextMagics(Magics):
                 context, tokens, facts=facts, origin="notebook", wait=False
             )
             return done
-
 
         result = self._call(checkpoint)
         if result is None:

@@ -68,8 +68,9 @@ class Extracted:
 
     def add(self, kind: Kind, text: str) -> None:
         text = clean_sentence(text)
-        if len(text) < 2:
+        if not text:
             return
+
         if kind == "decision":
             text, reason = decision_and_reason(text)
             if reason:

@@ -258,6 +258,13 @@ def _task_list(old: ActiveContext, facts: ContextFacts) -> dict[str, TaskItem]:
     return dict(list(tasks.items())[-MAX_TASKS_KEPT:])
 
 
+def _finishes(done: str, task: str) -> bool:
+    """A completion that names the task: the same words ("Implemented the login form" /
+    "implement the login form"), or the task's own opening ("Done: A" for "A in src/app.py")."""
+    opening = done.strip().rstrip(".").lower()
+    return similarity(task, done) >= SAME_TASK or (bool(opening) and task.lower().startswith(opening + " "))
+
+
 def _names(item: str, text: str) -> bool:
     """``text`` names tracker item ``item`` as a whole word ("spotter-dov", not "spotter-dov.3")."""
     return re.search(rf"(?<![\w.-]){re.escape(item)}(?![\w-]|\.\w)", text) is not None
@@ -275,7 +282,7 @@ def _task(
         changes.add(f"Finished: {old_task}", [])  # the tracker item the task names was closed
         return "", old.earlier_request
 
-    if old_task and not failing and any(similarity(old_task, c) >= SAME_TASK for c in facts.completions):
+    if old_task and not failing and any(_finishes(c, old_task) for c in facts.completions):
         # "Implemented the login form" closes "implement the login form": recorded already. A
         # next step stated beside it is what comes now ("Done: login. Next: password reset").
         stated_next = [s for s in facts.next_steps if s.strip()]

@@ -481,8 +481,10 @@ class _Walk:
             facts.plan = [f"in plan mode: write the plan{where}, then ask for approval with ExitPlanMode"]
         if self.todo is not None:
             facts.tasks = self.todo
-
+        elif self.task_items and all(item.content for item in self.task_items.values()):
+            facts.tasks = list(self.task_items.values())  # the whole list was made in this stretch
         facts.task_updates = dict(self.task_items)
+
 
         return facts
 
