@@ -80,6 +80,8 @@ class ProxyWatch:
         self.starting = False
         #: counts starts and stops, so a status read begun before one is not pushed after it
         self.generation = 0
+        #: stopped with the Stop command: a choice, not a problem, until a start
+        self.stopped = False
         self._settings: Settings | None = None
         self._lock = threading.Lock()  # one start or stop at a time
 
@@ -103,6 +105,8 @@ class ProxyWatch:
             return False
         turned_on = chosen.enabled and not self.options.enabled
         self.options = chosen
+        if turned_on:
+            self.stopped = False
         if not chosen.enabled:
             self.failure = None
         return turned_on
@@ -127,6 +131,7 @@ class ProxyWatch:
             self.failure = (exc.message, exc.fix)
             raise
         self.failure = None
+        self.stopped = False
 
     def act(self, action: str) -> dict[str, Any]:
         """The ``infiniteContext/proxy`` request: ``start`` and ``stop`` act, then every action
@@ -146,6 +151,7 @@ class ProxyWatch:
                         raise InvalidInput(
                             "action", f"pid {stopped.pid} did not stop within 5 s", fix="try again"
                         )
+                    self.stopped = True
         finally:
             self.generation += 1
         return self.payload()
@@ -165,13 +171,15 @@ class ProxyWatch:
         starting = self.starting and not saving.running and problem is None
         if problem is None and saving.problem:
             problem, fix = saving.problem, "restart it: Infinite Context: Stop Live Proxy, then Start"
-        elif problem is None and self.options.enabled and not saving.running and not starting:
+        elif problem is None and self.options.enabled and not (saving.running or starting or self.stopped):
             problem = "the live proxy is not running"
             fix = f"run {START_COMMAND}, or turn off {ENABLED_SETTING}"
         return {
             "enabled": self.options.enabled,
             "running": saving.running,
             "starting": starting,
+            #: stopped on purpose (the Stop command) and not started since
+            "stopped": self.stopped and not saving.running,
             #: the last start failed (or a setting is invalid): the editor says so once
             "startFailed": self.failure is not None,
             "url": saving.url,
