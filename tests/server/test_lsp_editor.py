@@ -17,6 +17,7 @@ from lsprotocol import types
 from pytest_lsp import ClientServerConfig
 
 from infinite_context_brain.core.clock import shown_time
+from infinite_context_brain.server.lsp.tooltip import proxy_tooltip
 
 from ..conftest import PYTHON, cli_env
 from .test_lsp import SERVER, Session, _plain, lsp  # noqa: F401  (the fixture)
@@ -134,3 +135,49 @@ async def _memory_count_follows(lsp: Session, store_url: str) -> None:  # noqa: 
     await lsp.request("checkpoint", {"folderUri": a, "context": "Done: the notes"})
     after: dict[str, Any] = await lsp.budget_where(lambda p: p["folderUri"] == a and p["version"] == 2)
     assert after["memoryTokens"] == second["memoryTokens"]
+
+
+LIVE: dict[str, Any] = {
+    "enabled": True,
+    "running": True,
+    "starting": False,
+    "stopped": False,
+    "url": "http://127.0.0.1:8419",
+    "pid": 42,
+    "upstream": "https://api.anthropic.com",
+    "requests": 3,
+    "transformed": 2,
+    "epochs": 1,
+    "tokensBefore": 40_000,
+    "tokensAfter": 8_800,
+    "savedTokens": 31_200,
+    "savedShare": 0.78,
+    "lastBefore": 24_000,
+    "lastAfter": 3_000,
+    "lastSavedTokens": 21_000,
+    "lastSavedShare": 0.875,
+    "lastOverheadMs": 4.2,
+    "problem": None,
+    "fix": None,
+    "terminalEnv": {"ANTHROPIC_BASE_URL": "http://127.0.0.1:8419"},
+}
+IDLE = {**LIVE, "running": False, "url": None, "pid": None, "transformed": 0, "terminalEnv": {}}
+
+
+def test_the_proxy_tooltip_gives_the_figures_the_routing_and_the_fix() -> None:
+    tip = proxy_tooltip(LIVE)
+    assert "Last request: tool results 24,000 → 3,000 tokens (-88%)" in tip
+    assert "In total: 31,200 tokens saved, 40,000 → 8,800 (-78%)" in tip
+    assert "2 of 3 requests transformed, 1 epoch(s), last overhead 4.2 ms" in tip
+    assert "New integrated terminals: Claude Code goes through it" in tip
+    assert "No request through it yet" in proxy_tooltip({**LIVE, "transformed": 0})
+    failed = proxy_tooltip(
+        {**IDLE, "problem": "the proxy exited at start <code 1>", "fix": "set infiniteContext.endless.port"}
+    )
+    assert "$(warning) the proxy exited at start \\<code 1>" in failed  # the shared escaping
+    assert "Fix: set infiniteContext.endless.port" in failed and "Click to start the proxy" in failed
+    assert "The live proxy is not running" not in failed  # said once, by the problem
+    assert "- The live proxy is not running" in proxy_tooltip(IDLE)
+    assert "Starting the live proxy" in proxy_tooltip({**IDLE, "starting": True})
+    stopped = proxy_tooltip({**IDLE, "stopped": True})
+    assert "- Stopped (Start Live Proxy" in stopped and "$(warning)" not in stopped

@@ -21,6 +21,8 @@ from typing import TYPE_CHECKING, Any
 
 from infinite_context_brain.core.errors import InfiniteContextError, InvalidInput
 
+from .tooltip import proxy_tooltip
+
 if TYPE_CHECKING:
     from infinite_context_brain.core.config import Settings
 
@@ -174,7 +176,7 @@ class ProxyWatch:
         elif problem is None and self.options.enabled and not (saving.running or starting or self.stopped):
             problem = "the live proxy is not running"
             fix = f"run {START_COMMAND}, or turn off {ENABLED_SETTING}"
-        return {
+        payload = {
             "enabled": self.options.enabled,
             "running": saving.running,
             "starting": starting,
@@ -203,6 +205,8 @@ class ProxyWatch:
             "log": log_path,
             "terminalEnv": self._terminal_env(saving.running, saving.url, saving.upstream),
         }
+        payload["tooltip"] = proxy_tooltip(payload)
+        return payload
 
     def _terminal_env(self, running: bool, url: str | None, upstream: str | None) -> dict[str, str]:
         """What the integrated terminals get: the same variables as ``install claude-code

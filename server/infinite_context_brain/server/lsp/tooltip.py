@@ -39,3 +39,54 @@ def budget_tooltip(report: BudgetReport, meter: dict[str, Any], folder: str) -> 
     lines.append(f"- Store: {escape_markdown(report.store)}")
     lines += ["", "_Click for the menu: checkpoint, resume, history, rollback, settings, logs._"]
     return "\n".join(lines)
+
+
+def _share(value: float | None) -> str:
+    return "" if value is None else f" (-{round(100 * value)}%)"
+
+
+def proxy_tooltip(p: dict[str, Any]) -> str:
+    """Markdown for the live-proxy item's hover, from the ``infiniteContext/proxyStatus`` payload:
+    the figures, how terminals are routed, then the problem and its fix (or that it was stopped)."""
+    lines = ["**Infinite Context · live endless mode**", ""]
+    if p["running"]:
+        lines.append(
+            f"- Proxy {escape_markdown(p['url'] or '?')} → {escape_markdown(p['upstream'] or '?')} "
+            f"(pid {p['pid'] or '?'})"
+        )
+        if p["transformed"] == 0:
+            lines.append("- No request through it yet: start `claude` in a new integrated terminal")
+        else:
+            lines.append(
+                f"- Last request: tool results {p['lastBefore']:,} → {p['lastAfter']:,} tokens"
+                f"{_share(p['lastSavedShare'])}"
+            )
+            lines.append(
+                f"- In total: {p['savedTokens']:,} tokens saved, {p['tokensBefore']:,} → "
+                f"{p['tokensAfter']:,}{_share(p['savedShare'])}"
+            )
+            lines.append(
+                f"- {p['transformed']} of {p['requests']} requests transformed, {p['epochs']} epoch(s), "
+                f"last overhead {p['lastOverheadMs']} ms"
+            )
+        setting = "terminals" if p["enabled"] else "enabled"
+        lines.append(
+            "- New integrated terminals: Claude Code goes through it (ANTHROPIC\\_BASE\\_URL)"
+            if p["terminalEnv"]
+            else f"- Integrated terminals: not routed (infiniteContext.endless.{setting} is off)"
+        )
+    elif p.get("starting"):
+        lines.append("- Starting the live proxy…")
+    elif p.get("stopped"):
+        lines.append("- Stopped (Start Live Proxy in this item's menu starts it again)")
+    elif not p.get("problem"):
+        lines.append("- The live proxy is not running")
+    if p.get("problem"):
+        if p["running"]:
+            lines.append("")
+        lines.append(f"$(warning) {escape_markdown(p['problem'])}")
+        if p.get("fix"):
+            lines += ["", f"Fix: {escape_markdown(p['fix'])}"]
+    action = "stop the proxy" if p["running"] else "start the proxy"
+    lines += ["", f"_Click to {action}, open its log or settings._"]
+    return "\n".join(lines)
