@@ -206,7 +206,8 @@ export function interpreterFacts(stdout: string): InterpreterFacts | undefined {
   }
 }
 
-/** A not-installed problem made precise: can pip install into it, and if not, what instead. */
+/** A not-installed problem made precise: can pip put the package into this interpreter, and if
+ * not, what instead. */
 export function withInstallFacts(problem: StartProblem, facts: InterpreterFacts | undefined): StartProblem {
   if (problem.kind !== "not-installed") {
     return problem;
