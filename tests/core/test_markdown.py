@@ -34,7 +34,7 @@ class _Text(HTMLParser):
             self.parts.append("\n")
 
     def handle_data(self, data: str) -> None:
-        self.parts.append(data)
+        self.parts.append(data.replace("\n", " "))  # a soft line break shows as a space
 
 
 def seen(markdown: str) -> tuple[str, list[str]]:

@@ -36,9 +36,11 @@ _BACKSLASH = re.compile(r"\\(?=[!-/:-@\[-`{-~]|$)")
 #: ``$(`` starts a theme icon in VS Code's Markdown (tooltips)
 _ICON = re.compile(r"\$(?=\()")
 _LINK_OPEN = re.compile(r"!?\[(?=[^\]]*\][(\[])")
-#: a block marker at the start of a line: heading, quote, list item, thematic break
+#: a block marker at the start of a line: heading, quote, list item, thematic break (also a
+#: run of ``-``/``*``/``_`` too short for one: after a list item's ``- `` it makes one), and a
+#: link reference definition (``[1]: x`` would vanish)
 _BLOCK_START = re.compile(
-    r"^(#{1,6}(?=\s|$)|>|[-+*](?=\s|$)|\d{1,9}(?=[.)](?:\s|$))|=+\s*$|[-*_](?=(?:\s*[-*_]){2,}\s*$))"
+    r"^(#{1,6}(?=\s|$)|>|[-+*](?=\s|$)|\d{1,9}(?=[.)](?:\s|$))|=+\s*$|[-*_](?=(?:\s*[-*_])*\s*$)|\[(?=[^\]]*\]:))"
 )
 _FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
 _CODE_SPAN = re.compile(r"(`+)(.+?)(?<!`)\1(?!`)", re.DOTALL)
