@@ -63,6 +63,8 @@ class ContextMagics(Magics):
         self._since_auto = 0
         self._brains: dict[str, Any] = {}
         self.panel: Any = None  # the last %ctx_status panel (its widgets hold the rollback flow)
+        #: terminal IPython: the %resume result not shown yet (see ``resume``)
+        self._unshown: Any = None
 
     # ---- plumbing -------------------------------------------------------------------------
     def brain(self, project: str | None) -> Any:
@@ -170,6 +172,9 @@ class ContextMagics(Magics):
         print(f"infinite-context: checkpoint every {every} executed cells")
 
     def post_run_cell(self, result: Any) -> None:
+        unshown, self._unshown = self._unshown, None
+        if unshown is not None and not unshown.was_shown:  # terminal: `x = %resume`
+            unshown.show()
         before = self.recorder.executed
         self.recorder.post_run_cell(result)
         if self.auto_every is None or self.recorder.executed == before:
@@ -186,20 +191,30 @@ class ContextMagics(Magics):
     @line_magic
     def resume(self, line: str) -> Any:
         """Show the project brain as Markdown; returns the ProjectState (None before the first):
-        ``state = %resume``. The Markdown shows once, never followed by the object's repr."""
-        from .views import ResumedState, display_bundle, markdown_bundle
+        ``state = %resume``. The Markdown shows once, never followed by the object's repr: in a
+        kernel where the magic runs; in terminal IPython as the cell's ``Out[n]``, or after the
+        cell when the result was assigned (an ``Out[n]:`` with nothing after it otherwise)."""
+        from .views import LocalPaths, ResumedState, display_bundle, in_kernel, markdown_bundle
 
         args = parse_argstring(self.resume, line)
-        result = self._call(lambda: self.brain(args.project).resume(args.max_tokens))
+        brain = self._call(lambda: self.brain(args.project))
+        if brain is None:
+            return None
+        result = self._call(lambda: brain.resume(args.max_tokens))
         if result is None:
             return None
+        paths = LocalPaths.of(brain)
         for warning in result.warnings:
-            print(f"warning: {warning}", file=sys.stderr)
+            print(f"warning: {paths.hide(warning)}", file=sys.stderr)
+        markdown = paths.hide(result.markdown)
         if result.state is None:
-            display_bundle(markdown_bundle(result.markdown))
+            display_bundle(markdown_bundle(markdown))
             return None
-        resumed = ResumedState.of(result.state, result.markdown)
-        resumed.show()
+        resumed = ResumedState.of(result.state, markdown)
+        if in_kernel():
+            resumed.show()
+        else:
+            self._unshown = resumed
         return resumed
 
     @magic_arguments()

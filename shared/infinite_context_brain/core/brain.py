@@ -493,6 +493,7 @@ class ProjectBrain:
         report = BudgetReport(
             session_id=self.session_id,
             store=self.store.display_url,
+            token_cap=self.settings.state_token_cap,
             memory=self._memory_status(),
             lock_holder=self.store.states.lock_holder(self.session_id),
             refining=_refining_label(self.store.states.lock_holder(refine_lock_id(self.session_id))),
@@ -502,6 +503,9 @@ class ProjectBrain:
             report.last_checkpoint = state.meta.last_checkpoint
             report.merged_by = state.meta.merged_by
             report.current_task = state.active_context.current_task
+            from .merge.integrity import state_tokens
+
+            report.state_tokens = state_tokens(state)
         return report
 
     def memory(self, client_name: str | None = None) -> WorkingMemory:
@@ -585,7 +589,12 @@ class ProjectBrain:
         target = self._entry_or_error(version)
 
         def update(_current: ProjectState | None, next_version: int) -> HistoryEntry:
-            return self._entry(target.state, next_version, self.clock(), f"rollback:v{target.version}", 0.0)
+            # The restored content is a new version written now: its time is now, everywhere
+            # (status, the resume header and the history row agree).
+            now = self.clock()
+            restored = target.state.model_copy(deep=True)
+            restored.meta.last_checkpoint = now
+            return self._entry(restored, next_version, now, f"rollback:v{target.version}", 0.0)
 
         entry = self._write(update, repair=True).entry
         return RollbackResult(version=entry.version, restored_from=target.version, merged_by=entry.merged_by)

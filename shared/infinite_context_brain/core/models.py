@@ -294,6 +294,9 @@ class BudgetReport(_Model):
     last_checkpoint: datetime | None = None
     merged_by: str | None = None
     current_task: str = ""
+    #: the brain's size as ``status`` and ``checkpoint`` report it (``integrity.state_tokens``)
+    state_tokens: int = 0
+    token_cap: int = 0
     memory: BudgetStatus
     lock_holder: str | None = None
     #: "gemini:<model>" while a background LLM refinement is running

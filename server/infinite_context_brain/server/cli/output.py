@@ -13,10 +13,11 @@ command line (``-m`` or ``--message``, whichever was used).
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
+
+from infinite_context_brain.core.markdown import escape_markdown, table_cell
 
 if TYPE_CHECKING:
     from infinite_context_brain.core.errors import InfiniteContextError
@@ -73,13 +74,14 @@ def flag_message(exc: InfiniteContextError, argv: Sequence[str]) -> str:
 
 
 def _cell(text: str) -> str:
-    return md_escape(text).replace("|", "\\|").replace("\n", " ")
+    return table_cell(text)
 
 
 def md_escape(text: str) -> str:
-    """User text kept literal in Markdown that people also read raw (a pipe, a file): ``<T>`` is
-    not taken for an HTML tag (``\\<T>``); names like ``API_KEY`` are left as written."""
-    return re.sub(r"([\\<`])", r"\\\1", text)
+    """User text kept literal in Markdown that people also read raw (a pipe, a file): the one
+    escaping every surface uses (``core.markdown``): ``<T>`` is not taken for an HTML tag
+    (``\\<T>``); names like ``API_KEY`` are left as written."""
+    return escape_markdown(text)
 
 
 def history_md(items: list[HistorySummary]) -> str:

@@ -37,6 +37,7 @@ from pygls.protocol import LanguageServerProtocol
 from pygls.uris import to_fs_path
 
 from infinite_context_brain.core.errors import InfiniteContextError, InvalidInput
+from infinite_context_brain.core.markdown import display_markdown
 
 from .. import package_version
 from ..wire import check_value
@@ -301,7 +302,9 @@ def build_server() -> InfiniteContextServer:
     def resume(session: FolderSession, params: dict[str, Any]) -> Any:
         from .requests import ResumeParams, parse
 
-        return session.brain.resume(parse(ResumeParams, params).max_tokens).model_dump(mode="json")
+        result = session.brain.resume(parse(ResumeParams, params).max_tokens).model_dump(mode="json")
+        result["markdown"] = display_markdown(result["markdown"])  # shown in an editor / preview
+        return result
 
     @request("infiniteContext/status")
     def status(session: FolderSession, params: dict[str, Any]) -> Any:
@@ -343,7 +346,8 @@ def build_server() -> InfiniteContextServer:
         from .requests import ShowParams, parse
 
         version = parse(ShowParams, params).version
-        return {"version": version, "markdown": session.brain.version_markdown(version).markdown}
+        markdown = session.brain.version_markdown(version).markdown
+        return {"version": version, "markdown": display_markdown(markdown)}
 
     @request("infiniteContext/installClaudeCode")
     def install_claude_code(session: FolderSession, params: dict[str, Any]) -> Any:
@@ -409,11 +413,17 @@ def _end_progress(server: InfiniteContextServer, token: str | None) -> None:
 
 
 def _refresh_meter(session: FolderSession) -> bool:
+    """The live figures of the status item: the transcript's meter, then the memory count."""
     try:
-        return session.refresh_meter()
+        meter = session.refresh_meter()
     except (OSError, InfiniteContextError) as exc:  # the transcript went away, a bad setting
         log.debug("meter: %s", exc)
-        return False
+        meter = False
+    try:
+        return session.memory_changed() or meter
+    except InfiniteContextError as exc:  # the store is down: the next look tries again
+        log.debug("memory usage: %s", exc)
+        return meter
 
 
 async def _watch_transcripts(server: InfiniteContextServer) -> None:

@@ -21,6 +21,8 @@ from typing import TYPE_CHECKING, Any
 
 from infinite_context_brain.core.errors import InfiniteContextError, InvalidInput
 
+from .tooltip import proxy_tooltip
+
 if TYPE_CHECKING:
     from infinite_context_brain.core.config import Settings
 
@@ -80,6 +82,8 @@ class ProxyWatch:
         self.starting = False
         #: counts starts and stops, so a status read begun before one is not pushed after it
         self.generation = 0
+        #: stopped with the Stop command: a choice, not a problem, until a start
+        self.stopped = False
         self._settings: Settings | None = None
         self._lock = threading.Lock()  # one start or stop at a time
 
@@ -103,6 +107,8 @@ class ProxyWatch:
             return False
         turned_on = chosen.enabled and not self.options.enabled
         self.options = chosen
+        if turned_on:
+            self.stopped = False
         if not chosen.enabled:
             self.failure = None
         return turned_on
@@ -127,6 +133,7 @@ class ProxyWatch:
             self.failure = (exc.message, exc.fix)
             raise
         self.failure = None
+        self.stopped = False
 
     def act(self, action: str) -> dict[str, Any]:
         """The ``infiniteContext/proxy`` request: ``start`` and ``stop`` act, then every action
@@ -146,6 +153,7 @@ class ProxyWatch:
                         raise InvalidInput(
                             "action", f"pid {stopped.pid} did not stop within 5 s", fix="try again"
                         )
+                    self.stopped = True
         finally:
             self.generation += 1
         return self.payload()
@@ -165,13 +173,15 @@ class ProxyWatch:
         starting = self.starting and not saving.running and problem is None
         if problem is None and saving.problem:
             problem, fix = saving.problem, "restart it: Infinite Context: Stop Live Proxy, then Start"
-        elif problem is None and self.options.enabled and not saving.running and not starting:
+        elif problem is None and self.options.enabled and not (saving.running or starting or self.stopped):
             problem = "the live proxy is not running"
             fix = f"run {START_COMMAND}, or turn off {ENABLED_SETTING}"
-        return {
+        payload = {
             "enabled": self.options.enabled,
             "running": saving.running,
             "starting": starting,
+            #: stopped on purpose (the Stop command) and not started since
+            "stopped": self.stopped and not saving.running,
             #: the last start failed (or a setting is invalid): the editor says so once
             "startFailed": self.failure is not None,
             "url": saving.url,
@@ -195,6 +205,8 @@ class ProxyWatch:
             "log": log_path,
             "terminalEnv": self._terminal_env(saving.running, saving.url, saving.upstream),
         }
+        payload["tooltip"] = proxy_tooltip(payload)
+        return payload
 
     def _terminal_env(self, running: bool, url: str | None, upstream: str | None) -> dict[str, str]:
         """What the integrated terminals get: the same variables as ``install claude-code
