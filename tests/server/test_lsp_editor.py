@@ -11,7 +11,6 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-import pytest
 import pytest_asyncio
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig
@@ -92,12 +91,6 @@ async def test_the_memory_count_follows_another_process_and_a_checkpoint(
     await _memory_count_follows(one_folder, store_url)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="core/storage/sqlite_db.py opens and closes the database file when a second store on it "
-    "opens in the same process, which drops the first connection's POSIX locks: another process "
-    "closing then deletes the WAL under it, and the first store reads (and writes) a stale copy",
-)
 async def test_the_memory_count_follows_another_process_with_two_folders_open(
     lsp: Session,  # noqa: F811
     store_url: str,

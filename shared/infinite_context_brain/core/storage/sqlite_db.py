@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 import os
 import sqlite3
+import stat
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -23,7 +24,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from ..errors import CorruptState, StorageError, StorageUnavailable
-from ..files import open_private, private_dir
+from ..files import FILE_MODE, private_dir
 from .sqlite_migrations import migrate
 
 log = logging.getLogger(__name__)
@@ -78,10 +79,20 @@ def unavailable(path: Path, exc: BaseException) -> StorageError:
 
 def _prepare_file(path: Path) -> None:
     """Create the folder (0700) and the file (0600) before SQLite does, so the mode is ours;
-    SQLite gives its -wal and -shm files the same mode as the database file."""
+    SQLite gives its -wal and -shm files the same mode as the database file.
+
+    An existing file is never opened here: POSIX locks belong to the process, and closing any
+    descriptor of the file drops every lock SQLite holds on it through another connection of this
+    process (a language server opens one store per workspace folder), after which another
+    process may delete the WAL under it."""
     try:
         private_dir(path.parent)
-        os.close(open_private(path, os.O_RDWR))  # a new file 0600, an older 0644 one tightened
+        try:
+            os.close(os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, FILE_MODE))
+        except FileExistsError:
+            info = path.stat()
+            if info.st_uid == os.getuid() and stat.S_IMODE(info.st_mode) & 0o077:
+                path.chmod(FILE_MODE)  # an older 0644 file tightened
         if not os.access(path, os.R_OK | os.W_OK):
             raise PermissionError(13, "Permission denied")
     except OSError as exc:

@@ -485,7 +485,6 @@ class _Walk:
             facts.tasks = list(self.task_items.values())  # the whole list was made in this stretch
         facts.task_updates = dict(self.task_items)
 
-
         return facts
 
 
