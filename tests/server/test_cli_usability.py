@@ -1,14 +1,12 @@
 """The command as a new user meets it (issue 18): global options before or after the
 sub-command, ``--version``, help for a bare command and on every option, Markdown when piped
-(or ``--format md``), ``diff`` never cropped, errors naming the flag as typed, no silent wait on a
-terminal."""
+(or ``--format md``), ``diff`` never cropped, errors naming the flag as typed. (A terminal with no
+text: ``test_cli_first_tries.py``, on a real pseudo-terminal.)"""
 
 from __future__ import annotations
 
 import argparse
-import io
 import json
-import sys
 from pathlib import Path
 
 import pytest
@@ -122,23 +120,3 @@ def test_errors_name_the_flag_as_typed(
     code, _, err = cli(store_url, project_dir, *argv)
     assert code == 2 and flag in err, err
     assert "token_count" not in err and "context:" not in err
-
-
-class _Terminal(io.StringIO):
-    def isatty(self) -> bool:
-        return True
-
-
-def test_no_silent_wait_on_a_terminal(
-    store_url: str, project_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    from infinite_context_brain.server.cli.main import main
-
-    monkeypatch.setenv("INFINITE_CONTEXT_STORE_URL", store_url)
-    monkeypatch.chdir(project_dir)
-    monkeypatch.setattr(sys, "stdin", _Terminal(""))
-    assert main(["memory", "store"]) == 2  # would have waited for Ctrl-D
-    assert "pass -m TEXT" in capsys.readouterr().err
-    monkeypatch.setattr(sys, "stdin", _Terminal(""))
-    assert main(["checkpoint", "-"]) == 2  # reads, but says so first
-    assert "Reading the context from the terminal" in capsys.readouterr().err
