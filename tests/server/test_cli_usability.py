@@ -93,15 +93,17 @@ def test_piped_output_is_markdown_and_diff_is_never_cropped(store_url: str, proj
     assert "1 recent change" in out or "recent changes" in out
     assert "1 active files" not in out
 
-    unified = json.loads(cli(store_url, project_dir, "diff", "1", "2", "--json")[1])["unified"]
-    longest = max(unified.splitlines(), key=len)
-    assert len(longest) > 200 and "word30" in longest
+    fields = json.loads(cli(store_url, project_dir, "diff", "1", "2", "--json")[1])["fields"]
+    task = next(f for f in fields if f["label"] == "task")
+    assert len(task["before"]) > 200 and "word30" in task["before"] and task["after"] == "B in src/app.py"
     code, out, _ = cli(store_url, project_dir, "diff", "1", "2", "--format", "md")
-    assert longest in out.splitlines()  # COLUMNS is 80 here: the long line still comes out whole
+    # COLUMNS is 80 here: the long value still comes out whole, on its line
+    escaped = task["before"].replace("<", "\\<")
+    assert f"- **task**: {escaped} -> B in src/app.py" in out.splitlines()
     code, out, _ = cli(store_url, project_dir, "diff", "1", "2", "--format", "text")
-    assert "".join(longest.split()) in "".join(out.split())  # wrapped, not cropped
+    assert f"task: {task['before']} -> B in src/app.py" in out.splitlines()  # not wrapped when piped
     code, out, _ = cli(store_url, project_dir, "diff", "1", "2")
-    assert out.startswith("```diff") and "word0 word1" in out
+    assert out.startswith("**Version 1 -> 2:**") and "word0 word1" in out
 
 
 @pytest.mark.parametrize(

@@ -184,18 +184,9 @@ def cmd_history(args: argparse.Namespace) -> int:
 
             sys.stdout.write(history_md(items))
             return
-        from rich.table import Table
+        from ..text import history_text
 
-        table = Table("version", "time (UTC)", "merged by", "merge ms", "current task / change")
-        for h in items:
-            table.add_row(
-                str(h.version),
-                f"{h.timestamp:%Y-%m-%d %H:%M:%S}",
-                h.merged_by,
-                f"{h.merge_duration_ms:.1f}",
-                h.first_line,
-            )
-        _console().print(table if items else "No history yet.")
+        _console().print(history_text(items), markup=False)
 
     _emit(args, {"items": items}, human)
     return 0
@@ -211,17 +202,9 @@ def cmd_diff(args: argparse.Namespace) -> int:
 
             sys.stdout.write(diff_md(result))
             return
-        from rich.syntax import Syntax
-
         from ..text import diff_text
 
-        body = diff_text(result)
-        # word_wrap (and a wrapping console): long lines wrap at the terminal's width, never cropped.
-        from rich.console import Console
-
-        Console(highlight=False).print(
-            Syntax(body, "diff", word_wrap=True) if result.changes else body, markup=False
-        )
+        _console().print(diff_text(result), markup=False)
 
     _emit(args, result, human)
     return 0

@@ -99,11 +99,13 @@ def md_escape(text: str) -> str:
 
 
 def history_md(items: list[HistorySummary]) -> str:
+    from ..text import history_change
+
     if not items:
         return "No history yet.\n"
-    rows = ["| version | time (UTC) | merged by | current task / change |", "|---:|---|---|---|"]
+    rows = ["| version | time (UTC) | merged by | what changed |", "|---:|---|---|---|"]
     rows += [
-        f"| {h.version} | {h.timestamp:%Y-%m-%d %H:%M:%S} | {_cell(h.merged_by)} | {_cell(h.first_line)} |"
+        f"| {h.version} | {h.timestamp:%Y-%m-%d %H:%M} | {_cell(h.merged_by)} | {_cell(history_change(h))} |"
         for h in items
     ]
     return "\n".join(rows) + "\n"
@@ -117,9 +119,22 @@ def status_md(report: StatusReport) -> str:
 
 
 def diff_md(result: DiffResult) -> str:
-    from ..text import diff_text
+    """The diff as a list: a field a bullet (its name in bold), a changed item a bullet under it."""
+    from ..text import ITEM_MARKS, diff_head, field_items
 
-    if not result.changes:
-        return diff_text(result) + "\n"
-    fence = "````" if "```" in result.unified else "```"
-    return f"{fence}diff\n{result.unified.rstrip()}\n{fence}\n"
+    if not result.fields:
+        return diff_head(result) + "\n"
+    lines = [f"**{diff_head(result)}**", ""]
+    for d in result.fields:
+        label = f"**{md_escape(d.label)}**"
+        if d.before is not None or d.after is not None:
+            lines.append(
+                f"- {label}: {md_escape(d.before or '(empty)')} -> {md_escape(d.after or '(empty)')}"
+            )
+            continue
+        lines.append(f"- {label}")
+        lines += [
+            f"  - {ITEM_MARKS[mark]}: {md_escape(text)}" if mark else f"  - {text}"
+            for mark, text in field_items(d)
+        ]
+    return "\n".join(lines) + "\n"
