@@ -17,6 +17,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
+from .changes import field_diffs, summary_line
 from .config import Settings, load_settings
 from .errors import CorruptState, InvalidInput, NotFound
 from .facts import ContextFacts, Stated, map_strings  # here, not lazily: checkpoint's validator reads it
@@ -555,7 +556,13 @@ class ProjectBrain:
 
     @validated
     def history(self, limit: HistoryLimit = HISTORY_LIMIT_DEFAULT) -> list[HistorySummary]:
-        return [_summary(e) for e in self.store.states.history(self.session_id, limit)]
+        """The newest ``limit`` versions, each with what it changed from the version before (one
+        more entry is read for the oldest one's predecessor)."""
+        entries = self.store.states.history(self.session_id, limit + 1)
+        return [
+            _summary(entry, entries[n + 1] if n + 1 < len(entries) else None)
+            for n, entry in enumerate(entries[:limit])
+        ]
 
     def _entry_or_error(self, version: int) -> HistoryEntry:
         entry = self.store.states.history_entry(self.session_id, version)
@@ -619,6 +626,7 @@ class ProjectBrain:
         before = self._entry_or_error(from_version).state.content_dict()
         after = self._entry_or_error(to_version).state.content_dict()
         changes = [FieldChange(path=p, before=b, after=a) for p, b, a in _changed_fields(before, after)]
+        fields = field_diffs(before, after)
         import difflib
 
         unified = "".join(
@@ -629,7 +637,9 @@ class ProjectBrain:
                 tofile=f"v{to_version}",
             )
         )
-        return DiffResult(from_version=from_version, to_version=to_version, changes=changes, unified=unified)
+        return DiffResult(
+            from_version=from_version, to_version=to_version, changes=changes, fields=fields, unified=unified
+        )
 
     @validated
     def version_markdown(self, version: Version) -> ResumeResult:
@@ -685,8 +695,16 @@ def _refining_label(holder: str | None) -> str | None:
     return ":".join(parts[1:3])
 
 
-def _summary(entry: HistoryEntry) -> HistorySummary:
+def _summary(entry: HistoryEntry, previous: HistoryEntry | None) -> HistorySummary:
+    """One history row; ``previous`` is the entry listed after it (None: none is left)."""
     state = entry.state
+    if previous is not None and previous.version == entry.version - 1:
+        changes: str | None = summary_line(field_diffs(previous.state.content_dict(), state.content_dict()))
+    elif entry.version == 1:  # the first version: everything in it is new
+        empty = ProjectState.empty(state.meta.session_id)
+        changes = summary_line(field_diffs(empty.content_dict(), state.content_dict()))
+    else:
+        changes = None  # the version before is no longer kept (or unreadable)
     first = state.active_context.current_task or (
         state.project_context.recent_changes[-1].summary if state.project_context.recent_changes else ""
     )
@@ -698,6 +716,7 @@ def _summary(entry: HistoryEntry) -> HistorySummary:
         token_count=entry.token_count,
         current_task=state.active_context.current_task,
         first_line=first.splitlines()[0][:120] if first else "",
+        changes=changes,
     )
 
 

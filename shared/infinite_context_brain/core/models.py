@@ -243,6 +243,10 @@ class HistorySummary(_Model):
     token_count: int
     current_task: str
     first_line: str
+    #: what this version changed from the one before, field by field in one line
+    #: ("task: X; next steps +2; journal +1"); "" when nothing changed, None when the version
+    #: before is no longer kept
+    changes: str | None = None
 
 
 class RollbackResult(_Model):
@@ -257,10 +261,35 @@ class FieldChange(_Model):
     after: object = None
 
 
+class FieldDiff(_Model):
+    """One field of the state as a person compares it (``core/changes.py``): a list by its items
+    (added, removed, changed in place, reordered), a mapping by its keys, a value before and
+    after. Items are shown by their text (a decision by its question, a journal entry by what
+    was written)."""
+
+    #: where it sits in the state ("active_context.next_steps")
+    field: str
+    #: how it is named to a reader ("next steps")
+    label: str
+    #: a single value: as it was and as it is ("" when empty); None for a list or a mapping
+    before: str | None = None
+    after: str | None = None
+    added: list[str] = Field(default_factory=list)
+    removed: list[str] = Field(default_factory=list)
+    #: items kept under the same text whose details changed ("Use SQLite?: status pending -> decided")
+    changed: list[str] = Field(default_factory=list)
+    #: the same items in another order
+    reordered: bool = False
+
+
 class DiffResult(_Model):
     from_version: int
     to_version: int
+    #: every changed leaf as stored (lists compared whole)
     changes: list[FieldChange]
+    #: the same changes field by field, as a person reads them
+    fields: list[FieldDiff] = Field(default_factory=list)
+    #: a unified diff of the two states as JSON, for tools that want one
     unified: str
 
 

@@ -12,6 +12,9 @@ Both drop ``FUNCTION_WORDS``. They differ on purpose, and only here:
 
 Search terms are stored with each item (the index), so ``terms`` must not change lightly: an
 existing index would no longer match the queries.
+
+``squeeze`` puts a text on one line within a length, for every one-line view of user text (a
+reply line, a preview, a history row).
 """
 
 from __future__ import annotations
@@ -67,3 +70,14 @@ def similarity(a: str, b: str) -> float:
     if not wa or not wb:
         return 0.0
     return len(wa & wb) / len(wa | wb)
+
+
+def squeeze(text: str, limit: int) -> str:
+    """``text`` with each whitespace run as one space, cut to ``limit`` characters (the last an
+    ellipsis). Only a prefix is read when it settles the answer (a prefix's squeezed form is a
+    prefix of the whole's), so a long item costs no more than a short one on every line of a
+    reply."""
+    head = " ".join(text[: 2 * limit].split())
+    if len(head) <= limit and len(text) > 2 * limit:  # mostly whitespace so far: read it all
+        head = " ".join(text.split())
+    return head if len(head) <= limit else head[: limit - 1] + "…"

@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from infinite_context_brain.core.errors import InfiniteContextError, InvalidInput
+from infinite_context_brain.core.errors import InfiniteContextError
 
 from .parser import build_parser
 
@@ -44,23 +44,6 @@ def _open_brain(args: argparse.Namespace) -> ProjectBrain:
     from infinite_context_brain.core.brain import ProjectBrain
 
     return ProjectBrain.open(args.project, _settings(args))
-
-
-def _read_context(args: argparse.Namespace) -> str:
-    if args.message is not None:
-        return str(args.message)
-    if args.file is not None:
-        try:
-            return Path(args.file).read_text(encoding="utf-8")
-        except OSError as exc:
-            raise InvalidInput(
-                "--file", f"cannot read {args.file}: {exc.strerror}", fix="pass a readable file"
-            ) from None
-        except UnicodeDecodeError:
-            raise InvalidInput("--file", f"{args.file} is not UTF-8 text", fix="pass a text file") from None
-    if sys.stdin.isatty():  # never wait silently on a terminal
-        sys.stderr.write("Reading the context from the terminal: type it, then Ctrl-D.\n")
-    return sys.stdin.read()
 
 
 def _markdown(args: argparse.Namespace) -> bool:
@@ -127,7 +110,9 @@ def cmd_lsp(args: argparse.Namespace) -> int:
 
 
 def cmd_checkpoint(args: argparse.Namespace) -> int:
-    context = _read_context(args)
+    from .source import read_text
+
+    context = read_text(args, "the context", 'infinite-context checkpoint "Done: fixed the bug"')
     with _open_brain(args) as brain:
         wait = not args.no_wait
         if args.json:
@@ -200,18 +185,9 @@ def cmd_history(args: argparse.Namespace) -> int:
 
             sys.stdout.write(history_md(items))
             return
-        from rich.table import Table
+        from ..text import history_text
 
-        table = Table("version", "time (UTC)", "merged by", "merge ms", "current task / change")
-        for h in items:
-            table.add_row(
-                str(h.version),
-                f"{h.timestamp:%Y-%m-%d %H:%M:%S}",
-                h.merged_by,
-                f"{h.merge_duration_ms:.1f}",
-                h.first_line,
-            )
-        _console().print(table if items else "No history yet.")
+        _console().print(history_text(items), markup=False)
 
     _emit(args, {"items": items}, human)
     return 0
@@ -227,17 +203,9 @@ def cmd_diff(args: argparse.Namespace) -> int:
 
             sys.stdout.write(diff_md(result))
             return
-        from rich.syntax import Syntax
-
         from ..text import diff_text
 
-        body = diff_text(result)
-        # word_wrap (and a wrapping console): long lines wrap at the terminal's width, never cropped.
-        from rich.console import Console
-
-        Console(highlight=False).print(
-            Syntax(body, "diff", word_wrap=True) if result.changes else body, markup=False
-        )
+        _console().print(diff_text(result), markup=False)
 
     _emit(args, result, human)
     return 0
@@ -445,7 +413,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from .output import flag_message, output_format
 
     argv = list(sys.argv[1:] if argv is None else argv)
-    args = build_parser().parse_args(argv)
+    args = build_parser().parse(argv)
     if getattr(args, str(args.help_dest), None) is None:  # `infinite-context`, `... memory`: help
         args.help_parser.print_help()
         return 0
@@ -464,7 +432,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             sys.stdout.write(orjson.dumps(exc.to_dict(), option=orjson.OPT_INDENT_2).decode() + "\n")
         else:
-            message = flag_message(exc, argv)
+            message = flag_message(exc, argv, getattr(args, "text_source", None))
             sys.stderr.write(f"error: {message}\n" + (f"fix: {exc.fix}\n" if exc.fix else ""))
         return exc.exit_code
     except KeyboardInterrupt:

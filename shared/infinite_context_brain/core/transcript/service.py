@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import re
 import time
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -17,7 +18,14 @@ from pydantic import BaseModel, Field
 from ..errors import InvalidInput, NotFound
 from .locate import all_transcripts, live_transcript, transcripts_dir
 from .meter import CALIBRATION, Compaction, ContextMeter, measure, measure_entries
-from .reader import ReadStats, TranscriptReader, merged_entries, sidecar_path, usage_from
+from .reader import (
+    KNOWN_SKIPPED,
+    ReadStats,
+    TranscriptReader,
+    merged_entries,
+    sidecar_path,
+    usage_from,
+)
 from .transform import Lookup, TransformOptions, TransformStats, transform
 from .walk import ToolIndex, on_chain, tool_calls, tool_results_in
 
@@ -123,6 +131,28 @@ def resolve_transcript(transcript: Path | str | None, project_root: Path | str |
     return live
 
 
+#: the entry types Claude Code writes (``reader.py`` reads the first four and skips the rest)
+ENTRY_TYPES = frozenset({"user", "assistant", "system", "summary"}) | KNOWN_SKIPPED
+
+
+def require_transcript(
+    path: Path, lines: Iterable[tuple[bytes, dict[str, Any] | None]], field: str = "transcript"
+) -> None:
+    """Refuse a file that holds something but no Claude Code entry (a README, another tool's JSON
+    lines): its figures would all be zero and say nothing. An empty file is a session not yet
+    written to. ``lines``: every line as read and as parsed (None: not a JSON object)."""
+    found = written = False
+    for raw, obj in lines:
+        found = found or (obj is not None and obj.get("type") in ENTRY_TYPES)
+        written = written or bool(raw.strip())
+    if written and not found:
+        raise InvalidInput(
+            field,
+            f"{path} is not a Claude Code transcript (no line of it is a Claude Code entry)",
+            fix="pass a session's .jsonl file, from ~/.claude/projects/<project folder>/",
+        )
+
+
 def transform_messages(
     messages: list[dict[str, Any]], settings: Settings, brain: ProjectBrain | None = None
 ) -> tuple[list[dict[str, Any]], TransformStats]:
@@ -189,7 +219,9 @@ def expand(
     if offset < 0:
         raise InvalidInput("offset", "must be >= 0", fix="omit it or pass next_offset from the last page")
     if transcript is not None:
-        candidates = [resolve_transcript(transcript, None)]
+        given = resolve_transcript(transcript, None)
+        require_transcript(given, ((raw, obj) for _n, raw, obj in TranscriptReader(given).raw_lines()))
+        candidates = [given]
     else:
         candidates = all_transcripts(project_root) if project_root is not None else []
         if not candidates:
@@ -258,8 +290,18 @@ def context_meter(
 
 
 def _load(path: Path) -> tuple[list[tuple[int, dict[str, Any]]], int]:
+    """The parsed lines (numbered) and how many did not parse, in one pass that also checks
+    the file is a transcript."""
     reader = TranscriptReader(path)
-    numbered = [(n, obj) for n, _raw, obj in reader.raw_lines() if obj is not None]
+    numbered: list[tuple[int, dict[str, Any]]] = []
+
+    def lines() -> Iterator[tuple[bytes, dict[str, Any] | None]]:
+        for n, raw, obj in reader.raw_lines():
+            if obj is not None:
+                numbered.append((n, obj))
+            yield raw, obj
+
+    require_transcript(path, lines())
     return numbered, reader.stats.malformed
 
 
@@ -359,6 +401,7 @@ def compress(
     for _n, raw, obj in reader.raw_lines():
         raw_lines.append(raw)
         objects.append(obj)
+    require_transcript(src, zip(raw_lines, objects, strict=True), "source")
     new_messages, stats = transform([o for o in objects if o is not None], lookup, options_from(settings))
     changed = 0
     tmp = out.with_name(f".{out.name}.{os.getpid()}.{int(time.time())}.tmp")
