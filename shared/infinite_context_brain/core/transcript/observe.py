@@ -18,6 +18,13 @@ from ..redact import redact
 from ..tokens import count_tokens, fast_count
 
 DEFAULT_MAX_TOKENS = 300
+#: an observation's budget is this share of what it replaces (what matters of a small output is
+#: small), at least ``BUDGET_FLOOR`` tokens, at most the caller's ``max_tokens``; a failure's
+#: budget is larger (``FAILURE_SHARE``, ``FAILURE_FLOOR``)
+BUDGET_SHARE = 0.1
+BUDGET_FLOOR = 24
+FAILURE_SHARE = 0.3
+FAILURE_FLOOR = 80
 LINE_CHARS = 140  # one quoted output line at most
 _DEFINITION = re.compile(
     r"^\s*(?:export\s+)?(?:async\s+)?(?:pub\s+)?(?:def|class|function|func|fn|struct|interface|enum|trait|impl|"
@@ -173,7 +180,10 @@ def _read(inp: dict[str, Any], text: str, extra: dict[str, Any]) -> str:
 
 
 def _bash(inp: dict[str, Any], text: str, extra: dict[str, Any]) -> str:
-    command = _clip(str(inp.get("command", "?")), 200)
+    """The status, the failure lines, the first and last lines, then any paths listed: in that
+    order, so the trim to the observation's budget drops the least useful part first. The
+    command is only named short: the tool call beside the result holds it whole."""
+    command = _clip(str(inp.get("command", "?")), 60)
     stdout = str(extra.get("stdout", text)) if extra else text
     stderr = str(extra.get("stderr", "")) if extra else ""
     exit_match = _EXIT.search(text[:200])
@@ -185,21 +195,20 @@ def _bash(inp: dict[str, Any], text: str, extra: dict[str, Any]) -> str:
         status = "ok"
     output = stdout + ("\n" + stderr if stderr else "")
     lines = [ln for ln in _lines(output) if ln.strip()]
-    out = [f"$ {command}", f"{status}, {len(lines)} lines"]
+    out = [f"$ {command}: {status}, {len(lines)} lines"]
     errors = _error_lines(output)
     if errors:  # the last ones: a test summary, the error and its location come at the end
-        more = f"(+{len(errors) - 4} earlier) " if len(errors) > 4 else ""
-        out.append("errors: " + more + " | ".join(errors[-4:]))
+        more = f"(+{len(errors) - 3} earlier) " if len(errors) > 3 else ""
+        out.append("errors: " + more + " | ".join(_clip(e, 100) for e in errors[-3:]))
     paths = [p for p in paths_in(output) if not p.startswith("/") or p.count("/") > 1]
-    listing = ""
-    if paths and len(paths) * 3 >= len(lines):  # a listing: git status, ls, find
-        listing = _listing(paths, 700)
-        out.append("paths: " + listing)
+    listing = _listing(paths, 500) if paths and len(paths) * 3 >= len(lines) else ""  # ls, git status
+    said = set(errors[-3:])
+    if len(lines) > 4 and not listing and lines[0].strip() not in said:
+        out.append("first: " + _clip(lines[0], 100))
     # the last lines, less what is said above already (the failure lines, listed paths)
-    said = set(errors[-4:])
     tail = [
-        ln
-        for ln in _tail(lines, 5 if errors or status.startswith("exit") else 3)
+        _clip(ln, 100)
+        for ln in _tail(lines, 3)
         if ln not in said
         and not (
             (named := paths_in(ln))
@@ -209,6 +218,8 @@ def _bash(inp: dict[str, Any], text: str, extra: dict[str, Any]) -> str:
     ]
     if tail:
         out.append("last: " + " | ".join(tail))
+    if listing:
+        out.append("paths: " + listing)
     return "\n".join(out)
 
 
@@ -331,8 +342,12 @@ def build_observation(
     inp = _redacted(tool_input) if isinstance(tool_input, dict) else {}
     result_text = redact(result_text)
     extra = _redacted(extra) if isinstance(extra, dict) else None
-    if is_error:  # errors verbatim, up to the cap; past it, the first line and the tail
-        body = _failure(f"{tool_name} failed: {result_text.strip()}", max_tokens)
+    if is_error:
+        limit = min(max_tokens, max(FAILURE_FLOOR, int(original * FAILURE_SHARE)))
+    else:
+        limit = min(max_tokens, max(BUDGET_FLOOR, int(original * BUDGET_SHARE)))
+    if is_error:  # errors verbatim, up to the budget; past it, the first line and the tail
+        body = _failure(f"{tool_name} failed: {result_text.strip()}", limit)
     else:
         builder = BUILDERS.get(tool_name) or _generic(tool_name)
         try:
@@ -340,7 +355,7 @@ def build_observation(
         except Exception:  # an odd shape must not lose the observation
             body = _generic(tool_name)(inp, result_text, {})
     # Once more on what was built (it joins pieces: cheap, and a pattern may span them).
-    text = _trim(redact(body[: max_tokens * 12]), max_tokens)
+    text = _trim(redact(body[: limit * 12]), limit)
     return Observation(
         tool_use_id=tool_use_id,
         tool_name=tool_name,
