@@ -4,7 +4,7 @@ What a Messages API request is billed for its input (multiples of the base input
 
 * A request is a list of blocks in cache order: ``tools``, ``system``, then every content block of
   ``messages``. A block with ``cache_control`` is a *breakpoint*; a request may carry at most
-  ``MAX_BREAKPOINTS`` (the API refuses more, with a 400).
+  ``MAX_BREAKPOINTS``, and a 1-hour one may not follow a 5-minute one (the API refuses either).
 * An entry is written only at a breakpoint, for the prefix up to and including that block (when
   the prefix is at least ``MIN_CACHEABLE_TOKENS``), with the breakpoint's lifetime: 5 minutes, or
   1 hour with ``"ttl": "1h"``. Reading an entry refreshes its lifetime at no cost.
@@ -28,6 +28,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from itertools import pairwise
 from typing import Any
 
 import orjson
@@ -143,6 +144,9 @@ class PromptCache:
         marks = [i for i, b in enumerate(blocks) if b.ttl is not None]
         if len(marks) > MAX_BREAKPOINTS:
             return Bill(refused=f"{len(marks)} cache_control blocks (at most {MAX_BREAKPOINTS})")
+        lifetimes = [blocks[m].ttl or TTL_5M for m in marks]
+        if any(a < b for a, b in pairwise(lifetimes)):
+            return Bill(refused="a 1-hour cache_control block after a 5-minute one")
         digests: list[bytes] = []
         sums: list[int] = []
         state = hashlib.blake2b(digest_size=16)
