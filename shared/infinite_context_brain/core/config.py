@@ -172,6 +172,10 @@ class Settings(BaseSettings):
     proxy_max_body_mb: int = Field(
         32, ge=1, le=1024, description="Largest request body the live proxy takes (MB)."
     )
+    proxy_head_timeout: float = Field(
+        10.0, gt=0, le=600, description="Seconds for a request's line and headers."
+    )
+    proxy_body_timeout: float = Field(60.0, gt=0, le=3600, description="Seconds for a request's body.")
     proxy_keep_recent: int | None = Field(None, ge=0, description="Newest tool results sent whole.")
     proxy_keep_recent_tokens: int | None = Field(None, ge=0, description="Read results kept within this.")
     proxy_epoch_tokens: int | None = Field(None, ge=1, description="Whole tokens that start an epoch.")

@@ -90,17 +90,21 @@ def _run(data_dir: Path, folder: Path, sock: socket.socket, config: ProxyConfig,
         timeout=settings.proxy_timeout,
         max_body=settings.proxy_max_body_mb * 1024 * 1024,
         key=secret(data_dir),
+        body_timeout=settings.proxy_body_timeout,
     )
+    protocol = type("HeadTimeoutH11", (HeadTimeoutH11,), {"head_timeout": settings.proxy_head_timeout})
     server = uvicorn.Server(
         uvicorn.Config(
             app,
             log_level="warning",
             access_log=False,
             lifespan="on",
-            http=HeadTimeoutH11,
+            http=protocol,
             limit_concurrency=MAX_CONNECTIONS,
             timeout_keep_alive=KEEP_ALIVE,
             timeout_graceful_shutdown=5,
+            server_header=False,
+            date_header=False,
         )
     )
     info = folder / INFO
