@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
+import socket
 import time
 from collections.abc import Awaitable, Callable, MutableMapping
 from concurrent.futures import ThreadPoolExecutor
@@ -126,11 +127,19 @@ class ProxyApp:
 
     def client(self) -> httpx2.AsyncClient:
         if self._client is None:
+            limits = httpx2.Limits(max_connections=100, max_keepalive_connections=20)
             self._client = httpx2.AsyncClient(
                 timeout=httpx2.Timeout(self.timeout, connect=self.connect_timeout),
-                limits=httpx2.Limits(max_connections=100, max_keepalive_connections=20),
+                limits=limits,
                 follow_redirects=False,
                 trust_env=False,  # the upstream is what we were given, not a proxy variable
+                # a request's head and body go out as two writes: without TCP_NODELAY the body
+                # waits for the upstream's delayed acknowledgement of the head
+                transport=httpx2.AsyncHTTPTransport(
+                    limits=limits,
+                    trust_env=False,
+                    socket_options=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)],
+                ),
             )
         return self._client
 

@@ -53,7 +53,7 @@ from ..models import Observation
 from ..tokens import CHARS_PER_TOKEN_FALLBACK, fast_count
 from . import live_marks as marks
 from .cache_rules import PRICE_READ, PRICE_WRITE_5M, TTL_5M, block_markers, marker_ttl, without_markers
-from .observe import DEFAULT_MAX_TOKENS, build_observation
+from .observe import BUDGET_FLOOR, BUDGET_SHARE, DEFAULT_MAX_TOKENS, build_observation
 from .reader import content_text
 from .transform import MARKER, replacement_text
 
@@ -65,6 +65,9 @@ ORIGINALS_SESSION = "endless-proxy-originals"
 #: ``Observation.source`` of a decision to keep a result whole
 WHOLE = "proxy:whole"
 REPLACED = "proxy"
+
+#: the tokens of a replaced result's first line (``transform.replacement_text``)
+POINTER_TOKENS = 26
 
 Lookup = Callable[[list[str]], dict[str, Observation]]
 #: (decisions, originals, the Claude Code session the originals belong to)
@@ -286,25 +289,22 @@ class LiveTransformer:
         tail = self._span(convo, results, min(oldest, last)) if start else 0
         # as many requests to come as came so far (a conversation's age is the best guess of its
         # future), at least ``sweep_horizon``
-        horizon = max(self.options.sweep_horizon, convo.requests if convo is not None else 0)
+        horizon = max(self.options.sweep_horizon, convo.requests // 2 if convo is not None else 0)
         benefit = PRICE_READ * saved * (horizon + 1)
         cost = (PRICE_WRITE_5M - PRICE_READ) * max(0, kept) + (1 - PRICE_READ) * tail
         return benefit >= cost
 
     def _after(self, r: _Result) -> int:
-        """The tokens a result will have once decided (its observation when built; else a
-        guess at the observation cap)."""
+        """The tokens a result will have once decided: as rendered when it is, else the
+        observation's budget and the pointer line (an estimate that never depends on when a
+        background build finishes, so the same requests always sweep at the same point)."""
         if self._kept_whole(r):
             return r.tokens
         rendered = self._rendered.get(r.tid)
         if rendered is not None:
             return rendered[1]
-        future = self._building.get(r.tid)
-        if future is not None and future.done():
-            obs = future.result()
-            if obs is not None:
-                return min(r.tokens, obs.tokens + 30)
-        return min(r.tokens, self.options.max_tokens + 30)
+        budget = min(self.options.max_tokens, max(BUDGET_FLOOR, int(r.tokens * BUDGET_SHARE)))
+        return min(r.tokens, budget + POINTER_TOKENS)
 
     def _span(self, convo: _Conversation | None, results: list[_Result], start: int) -> int:
         """Tokens of the messages from ``start`` on, as forwarded so far (decided results as

@@ -18,11 +18,15 @@ from ..redact import redact
 from ..tokens import count_tokens, fast_count
 
 DEFAULT_MAX_TOKENS = 300
-#: an observation's budget is this share of what it replaces (what matters of a small output is
-#: small), at least ``BUDGET_FLOOR`` tokens, at most the caller's ``max_tokens``; a failure's
-#: budget is larger (``FAILURE_SHARE``, ``FAILURE_FLOOR``)
+#: a Bash observation's budget, and that of any result under ``SMALL_RESULT`` tokens, is this share
+#: of what it replaces (what matters of a small output is small), at least ``BUDGET_FLOOR``
+#: tokens, at most the caller's ``max_tokens``; a listing's (Glob, Grep, ``ls``, ``git status``:
+#: the paths are what matters) is larger; other observations have ``max_tokens``, a failure its
+#: own share
 BUDGET_SHARE = 0.1
 BUDGET_FLOOR = 24
+LISTING_SHARE = 0.2
+SMALL_RESULT = 600
 FAILURE_SHARE = 0.3
 FAILURE_FLOOR = 80
 LINE_CHARS = 140  # one quoted output line at most
@@ -179,8 +183,15 @@ def _read(inp: dict[str, Any], text: str, extra: dict[str, Any]) -> str:
     return f"{out}; starts: {_clip(first, 100)}" if first else out
 
 
+def _listed(output: str, lines: list[str]) -> list[str]:
+    """The paths of an output that lists paths (``ls``, ``find``, ``git status``: at least one
+    path for every three lines), else none."""
+    paths = [p for p in paths_in(output) if not p.startswith("/") or p.count("/") > 1]
+    return paths if paths and len(paths) * 3 >= len(lines) else []
+
+
 def _bash(inp: dict[str, Any], text: str, extra: dict[str, Any]) -> str:
-    """The status, the failure lines, the first and last lines, then any paths listed: in that
+    """The status, the failure lines, the paths of a listing, the first and last lines: in that
     order, so the trim to the observation's budget drops the least useful part first. The
     command is only named short: the tool call beside the result holds it whole."""
     command = _clip(str(inp.get("command", "?")), 60)
@@ -200,8 +211,8 @@ def _bash(inp: dict[str, Any], text: str, extra: dict[str, Any]) -> str:
     if errors:  # the last ones: a test summary, the error and its location come at the end
         more = f"(+{len(errors) - 3} earlier) " if len(errors) > 3 else ""
         out.append("errors: " + more + " | ".join(_clip(e, 100) for e in errors[-3:]))
-    paths = [p for p in paths_in(output) if not p.startswith("/") or p.count("/") > 1]
-    listing = _listing(paths, 500) if paths and len(paths) * 3 >= len(lines) else ""  # ls, git status
+    paths = _listed(output, lines)
+    listing = _listing(paths, 500) if paths else ""
     said = set(errors[-3:])
     if len(lines) > 4 and not listing and lines[0].strip() not in said:
         out.append("first: " + _clip(lines[0], 100))
@@ -216,10 +227,10 @@ def _bash(inp: dict[str, Any], text: str, extra: dict[str, Any]) -> str:
             and len(ln) < 2 * len(" ".join(named)) + 16
         )
     ]
+    if listing:  # the paths are what a listing says: before its last lines
+        out.append("paths: " + listing)
     if tail:
         out.append("last: " + " | ".join(tail))
-    if listing:
-        out.append("paths: " + listing)
     return "\n".join(out)
 
 
@@ -345,7 +356,12 @@ def build_observation(
     if is_error:
         limit = min(max_tokens, max(FAILURE_FLOOR, int(original * FAILURE_SHARE)))
     else:
-        limit = min(max_tokens, max(BUDGET_FLOOR, int(original * BUDGET_SHARE)))
+        listing = tool_name in ("Glob", "Grep") or (
+            tool_name == "Bash"
+            and bool(_listed(result_text, [ln for ln in _lines(result_text) if ln.strip()]))
+        )
+        share = LISTING_SHARE if listing else BUDGET_SHARE
+        limit = min(max_tokens, max(BUDGET_FLOOR, int(original * share)))
     if is_error:  # errors verbatim, up to the budget; past it, the first line and the tail
         body = _failure(f"{tool_name} failed: {result_text.strip()}", limit)
     else:
