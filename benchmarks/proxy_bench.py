@@ -238,9 +238,13 @@ def ratio(part: float, whole: float) -> float:
 
 
 def run(quick: bool = False) -> None:
+    """Every session in full (the goals need all of them; ``quick`` changes nothing here)."""
     rows: list[tuple[Any, ...]] = []
     goals: dict[str, list[Any]] = {k: [] for k in ("last", "sum", "cost", "below", "overhead")}
-    totals = {"unread": [0, 0], "refused": 0, "pairs": 0, "paths": [0, 0], "errors": [0, 0]}
+    unread = [0, 0]  # changed, all
+    paths = [0, 0]  # kept, named
+    errors = [0, 0]  # rewritten, all (failed results under the cap)
+    refusals = broken = 0
     headers = {"content-type": "application/json", "x-api-key": "sk-bench", "anthropic-version": "2023-06-01"}
     with (
         upstream() as (up_url, seen),
@@ -275,15 +279,14 @@ def run(quick: bool = False) -> None:
             timed_cost = ratio(bill_by_rules(at_their_times(timed), times)[0].cost, direct.cost)
             ce = {n: ratio(b.cost, direct.cost) for n, b in edited.items()}
             for raw, out in zip(bodies, sent, strict=True):
-                changed, unread = unread_changed(raw, out)
-                totals["unread"][0] += changed  # type: ignore[index]
-                totals["unread"][1] += unread  # type: ignore[index]
-            totals["refused"] += refused  # type: ignore[operator]
-            totals["pairs"] += sum(pairs_broken(out) for out in sent[::10])  # type: ignore[operator]
-            found, named, rewritten, errors = quality(bodies[-1], sent[-1])
-            for key, (a, b) in {"paths": (found, named), "errors": (rewritten, errors)}.items():
-                totals[key][0] += a  # type: ignore[index]
-                totals[key][1] += b  # type: ignore[index]
+                changed, count = unread_changed(raw, out)
+                unread[0] += changed
+                unread[1] += count
+            refusals += refused
+            broken += sum(pairs_broken(out) for out in sent[::10])
+            found, named, rewritten, failed = quality(bodies[-1], sent[-1])
+            paths[0], paths[1] = paths[0] + found, paths[1] + named
+            errors[0], errors[1] = errors[0] + rewritten, errors[1] + failed
             long = len(bodies) >= LONG_REQUESTS
             p50, p95 = percentile(overhead, 50), percentile(overhead, 95)
             goals["overhead"].append(p50)
@@ -324,7 +327,6 @@ def run(quick: bool = False) -> None:
         ],
         rows,
     )
-    unread, paths, errors = totals["unread"], totals["paths"], totals["errors"]
     table(
         "Live endless mode: goals (issue 28)",
         ["measure", "goal", "measured"],
@@ -333,18 +335,18 @@ def run(quick: bool = False) -> None:
             ("  ...below server-side context editing, both settings (long)", "all", _all(goals["below"])),
             ("tool-result tokens cut, last request (long)", ">= 85%", _span(goals["last"])),
             ("tool-result tokens cut, summed (long)", ">= 50%", _span(goals["sum"])),
-            ("unread results changed (last user message)", "0", f"{unread[0]} of {unread[1]}"),  # type: ignore[index]
-            ("requests the API would refuse (breakpoints)", "0", str(totals["refused"])),
-            ("tool_result without its tool_use (every 10th request)", "0", str(totals["pairs"])),
+            ("unread results changed (last user message)", "0", f"{unread[0]} of {unread[1]}"),
+            ("requests the API would refuse (breakpoints)", "0", str(refusals)),
+            ("tool_result without its tool_use (every 10th request)", "0", str(broken)),
             ("overhead p50 per session", "<= 10 ms each", _span(goals["overhead"], " ms")),
             ("proxy start (spawn to first answer)", "<= 1 s", f"{start_s:.2f} s"),
             ("proxy memory (RSS after the replay)", "<= 100 MB", f"{memory:.0f} MB"),
             (
                 "paths kept in replaced results (last request)",
-                ">= 90%",
+                "-",
                 f"{paths[0] / max(paths[1], 1):.0%} of {paths[1]}",
-            ),  # type: ignore[index]
-            ("failed results <= cap rewritten (last request)", "0", f"{errors[0]} of {errors[1]}"),  # type: ignore[index]
+            ),
+            ("failed results <= cap rewritten (last request)", "0", f"{errors[0]} of {errors[1]}"),
         ],
     )
 

@@ -24,7 +24,7 @@ DEFAULT_MAX_TOKENS = 300
 #: the paths are what matters) is larger; other observations have ``max_tokens``, a failure its
 #: own share
 BUDGET_SHARE = 0.1
-BUDGET_FLOOR = 24
+BUDGET_FLOOR = 40
 LISTING_SHARE = 0.2
 SMALL_RESULT = 600
 FAILURE_SHARE = 0.3
