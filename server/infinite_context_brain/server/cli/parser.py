@@ -218,7 +218,7 @@ def build_parser() -> argparse.ArgumentParser:
     ):
         pr = pxs.add_parser(action, help=text)
         pr.add_argument(
-            "--port", type=int, metavar="N", help="port on 127.0.0.1 (default: the installed one, else a free one)"
+            "--port", type=int, metavar="N", help="port on 127.0.0.1 (default: installed, else a free one)"
         )
         pr.add_argument(
             "--upstream", metavar="URL", help="the API to forward to (default: installed, else Anthropic)"
