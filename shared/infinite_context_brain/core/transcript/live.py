@@ -362,7 +362,7 @@ class LiveTransformer:
         if stats.sweep and held is not None and target is not None:
             # read what precedes the held point; the moved last breakpoint writes the next one
             moved = marks.move_last_mark(messages, target)
-            add_at, next_held = held, (target if moved else None)
+            add_at, next_held = held, (target if moved else held)
         elif stats.sweep:  # nothing to read: the whole request is written, the new point with it
             moved = fresh is not None and self._move_before(messages, fresh)
             add_at = next_held = target
