@@ -229,6 +229,28 @@ def at_their_times(timed: list[tuple[float, bytes]]) -> list[bytes]:
     return out
 
 
+def by_tool(raw: bytes, sent: bytes, shares: dict[str, list[int]]) -> None:
+    """Adds each replaced result's tokens before and after, by tool, to ``shares``."""
+    before, after = orjson.loads(raw), orjson.loads(sent)
+    now = {b["tool_use_id"]: text for _i, b, text in results_of(after)}
+    names = {
+        b["id"]: str(b.get("name"))
+        for m in before["messages"]
+        if m["role"] == "assistant" and isinstance(m["content"], list)
+        for b in m["content"]
+        if isinstance(b, dict) and b.get("type") == "tool_use"
+    }
+    for _i, block, original in results_of(before):
+        new = now.get(block["tool_use_id"], original)
+        if new.startswith(MARKER):
+            name = names.get(block["tool_use_id"], "?")
+            name = "MCP tools" if name.startswith("mcp__") else name
+            kept = shares.setdefault(name, [0, 0, 0])
+            kept[0] += 1
+            kept[1] += fast_count(original)
+            kept[2] += fast_count(new)
+
+
 def sessions() -> list[Path]:
     return sorted(p for p in FIXTURES.rglob("*.jsonl") if "subagents" not in p.parts)
 
@@ -245,6 +267,7 @@ def run(quick: bool = False) -> None:
     paths = [0, 0]  # kept, named
     errors = [0, 0]  # rewritten, all (failed results under the cap)
     refusals = broken = 0
+    shares: dict[str, list[int]] = {}  # tool: replaced results, tokens before, after (last requests)
     headers = {"content-type": "application/json", "x-api-key": "sk-bench", "anthropic-version": "2023-06-01"}
     with (
         upstream() as (up_url, seen),
@@ -284,6 +307,7 @@ def run(quick: bool = False) -> None:
                 unread[1] += count
             refusals += refused
             broken += sum(pairs_broken(out) for out in sent[::10])
+            by_tool(bodies[-1], sent[-1], shares)
             found, named, rewritten, failed = quality(bodies[-1], sent[-1])
             paths[0], paths[1] = paths[0] + found, paths[1] + named
             errors[0], errors[1] = errors[0] + rewritten, errors[1] + failed
@@ -326,6 +350,15 @@ def run(quick: bool = False) -> None:
             "overhead ms p50 / p95",
         ],
         rows,
+    )
+    table(
+        "Replaced results by tool, last request of every session: the observation with its pointer line",
+        ["tool", "results", "tokens before", "tokens after", "kept"],
+        [
+            (name, n, f"{before:,}", f"{after:,}", f"{after / max(before, 1):.1%}")
+            for name, (n, before, after) in sorted(shares.items(), key=lambda kv: -kv[1][1])
+            if n >= 3
+        ],
     )
     table(
         "Live endless mode: goals (issue 28)",

@@ -24,7 +24,7 @@ DEFAULT_MAX_TOKENS = 300
 #: the paths are what matters) is larger; other observations have ``max_tokens``, a failure its
 #: own share
 BUDGET_SHARE = 0.1
-BUDGET_FLOOR = 40
+BUDGET_FLOOR = 24
 LISTING_SHARE = 0.2
 SMALL_RESULT = 600
 FAILURE_SHARE = 0.3
@@ -361,7 +361,9 @@ def build_observation(
             and bool(_listed(result_text, [ln for ln in _lines(result_text) if ln.strip()]))
         )
         share = LISTING_SHARE if listing else BUDGET_SHARE
-        limit = min(max_tokens, max(BUDGET_FLOOR, int(original * share)))
+        # an output with failures in it keeps room for them and its summary, however short
+        floor = FAILURE_FLOOR // 2 if _error_lines(result_text) else BUDGET_FLOOR
+        limit = min(max_tokens, max(floor, int(original * share)))
     if is_error:  # errors verbatim, up to the budget; past it, the first line and the tail
         body = _failure(f"{tool_name} failed: {result_text.strip()}", limit)
     else:
