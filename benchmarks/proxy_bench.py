@@ -13,7 +13,8 @@ benchmark used before, until it is dropped); the provider's context editing
 (``clear_tool_uses_20250919``, defaults, and with ``clear_at_least`` 20k) billed by the same rules;
 unread results changed (must be none); requests the API would refuse (more than four breakpoints,
 a longer lifetime after a shorter); the proxy's overhead per request (through the proxy minus
-direct, p50 and p95). Then the proxy's start (spawn to first answer) and memory after the replay.
+direct, p50 and p95). Then the proxy's start (spawn to first answer, the median of five) and its
+memory after the replay.
 In brackets beside the proxy's billing: the same transform run in this process with its clock at
 each request's own time (the replay reaches the proxy back to back, so it never sees a cold
 cache; the goals are measured on the proxy).
@@ -269,9 +270,15 @@ def run(quick: bool = False) -> None:
     refusals = broken = 0
     shares: dict[str, list[int]] = {}  # tool: replaced results, tokens before, after (last requests)
     headers = {"content-type": "application/json", "x-api-key": "sk-bench", "anthropic-version": "2023-06-01"}
+    with upstream() as (up_url, _seen):
+        starts = []
+        for _ in range(5):
+            with proxy(up_url) as (_url, took, _pid):
+                starts.append(took)
+    start_s = percentile(starts, 50)
     with (
         upstream() as (up_url, seen),
-        proxy(up_url) as (px_url, start_s, pid),
+        proxy(up_url) as (px_url, _took, pid),
         httpx2.Client(timeout=120) as client,
     ):
         for path in sessions():
@@ -372,7 +379,7 @@ def run(quick: bool = False) -> None:
             ("requests the API would refuse (breakpoints)", "0", str(refusals)),
             ("tool_result without its tool_use (every 10th request)", "0", str(broken)),
             ("overhead p50 per session", "<= 10 ms each", _span(goals["overhead"], " ms")),
-            ("proxy start (spawn to first answer)", "<= 1 s", f"{start_s:.2f} s"),
+            ("proxy start, spawn to first answer (median of 5)", "<= 1 s", f"{start_s:.2f} s"),
             ("proxy memory (RSS after the replay)", "<= 100 MB", f"{memory:.0f} MB"),
             (
                 "paths kept in replaced results (last request)",
