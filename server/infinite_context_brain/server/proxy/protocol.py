@@ -4,7 +4,9 @@ uvicorn closes a keep-alive connection that stays idle after a response, but a c
 opens and sends nothing, or half a request line or headers, stays open for ever. This subclass,
 handed to uvicorn as ``Config(http=...)``, closes a connection whose next request head has not
 arrived ``HEAD_TIMEOUT`` seconds after it opened or after the previous response. The body's own
-deadline is the application's (``app``), which reads it.
+deadline is the application's (``app``), which reads it. It reads one attribute of uvicorn's
+protocol, ``cycle`` (the request being served), to know a head arrived; the raw-socket tests of
+slow and idle clients (``tests/server/test_proxy_guard.py``) pin that behaviour.
 """
 
 from __future__ import annotations
