@@ -38,7 +38,7 @@ def kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
                 tokens=400,
                 source="proxy:original",
             )
-            store.put_observations(originals_session(uid, "s-ours"), [original])
+            store.observations.put_observations(originals_session(uid, "s-ours"), [original])
     for folder, session in (("project", "s-ours"), ("elsewhere", "s-other")):
         (tmp_path / folder).mkdir()
         where = transcripts_dir(tmp_path / folder, tmp_path / "claude")

@@ -10,19 +10,25 @@ from typing import Any
 
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
+from mcp.types import Implementation
 
 from ..conftest import PYTHON, cli_env
 
 
 @asynccontextmanager
-async def mcp_session(project_dir: Path, store_url: str, **env: str) -> AsyncIterator[ClientSession]:
+async def mcp_session(
+    project_dir: Path, store_url: str, client: Implementation | None = None, **env: str
+) -> AsyncIterator[ClientSession]:
     params = StdioServerParameters(
         command=PYTHON,
         args=["-m", "infinite_context_brain.server", "mcp"],
         cwd=str(project_dir),
         env=cli_env(store_url, **env),
     )
-    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+    async with (
+        stdio_client(params) as (read, write),
+        ClientSession(read, write, client_info=client) as session,
+    ):
         init = await session.initialize()
         assert init.server_info.name == "infinite-context"
         assert init.instructions and len(init.instructions.encode()) < 2048

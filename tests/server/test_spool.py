@@ -55,7 +55,7 @@ def _hook(store_url: str, project: Path, i: int) -> float:
 def _stored(store_url: str, project: Path, n: int) -> set[str]:
     session = (project / ".claude_session_id").read_text().strip()
     with open_store(load_settings(store_url=store_url)) as store:
-        return set(store.get_observations(session, [f"toolu_spool{i:03d}" for i in range(n)]))
+        return set(store.observations.get_observations(session, [f"toolu_spool{i:03d}" for i in range(n)]))
 
 
 @pytest.mark.slow

@@ -100,7 +100,7 @@ def test_compress_and_expand(store_url: str, tmp_path: Path) -> None:
 def _observation(store_url: str, project: Path, tool_use_id: str) -> Observation | None:
     session = (project / ".claude_session_id").read_text().strip()
     with open_store(load_settings(store_url=store_url)) as store:
-        return store.get_observations(session, [tool_use_id]).get(tool_use_id)
+        return store.observations.get_observations(session, [tool_use_id]).get(tool_use_id)
 
 
 def test_post_tool_use_hook_stores_an_observation(store_url: str, project_dir: Path) -> None:

@@ -14,7 +14,7 @@ import shlex
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class
@@ -24,6 +24,9 @@ from infinite_context_brain.core.errors import InfiniteContextError
 from infinite_context_brain.core.flags import HISTORY_LIMIT_DEFAULT, Flag
 
 from .recorder import Recorder
+
+if TYPE_CHECKING:  # the models load with the brain, on the first magic
+    from infinite_context_brain.core.models import CheckpointResult
 
 T = TypeVar("T")
 
@@ -123,7 +126,14 @@ class ContextMagics(Magics):
 
         facts = self.recorder.facts(self._namespace(), str(Path.cwd())) if from_recorder else None
         handle = display(_Note("⏳ infinite-context: merging…"), display_id=True)
-        result = self._call(lambda: self.brain(project).checkpoint(context, tokens, facts=facts, wait=False))
+
+        def checkpoint() -> CheckpointResult:  # the brain opens inside the call: errors mapped
+            done: CheckpointResult = self.brain(project).checkpoint(
+                context, tokens, facts=facts, origin="notebook", wait=False
+            )
+            return done
+
+        result = self._call(checkpoint)
         if result is None:
             if handle is not None:
                 handle.update(_Note("✘ infinite-context: checkpoint not stored (see the message above)"))
@@ -135,7 +145,12 @@ class ContextMagics(Magics):
             f"✔ checkpoint **v{result.version}** · merged by {result.merged_by} · "
             f"{result.duration_ms:.0f} ms · state {result.state_tokens:,}/{result.token_cap:,} tokens"
             f"{refining}"
+            if result.changed
+            else f"– not saved: {'; '.join(result.warnings)}"
         )
+        if result.changed and result.warnings:
+            line += "  \n" + "  \n".join(f"⚠ {w}" for w in result.warnings)
+
         if handle is not None:
             handle.update(_Note(line))
         return None

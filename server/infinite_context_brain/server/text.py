@@ -24,6 +24,8 @@ def _count(n: int, noun: str) -> str:
 
 
 def checkpoint_text(r: CheckpointResult) -> str:
+    if not r.changed:  # the warnings say why: nothing new
+        return "\n".join(f"Not saved: {w}" for w in r.warnings) or f"Not saved: version {r.version} holds it"
     text = (
         f"Checkpoint saved as version {r.version} (merged by {r.merged_by}, {r.duration_ms:.1f} ms, "
         f"state {r.state_tokens}/{r.token_cap} tokens)."

@@ -95,7 +95,7 @@ class Settings(BaseSettings):
         description="Overrides discovery (see project.locate_project).",
     )
     history_size: int = Field(5, ge=1, le=1000)
-    state_token_cap: int = Field(4000, ge=500, le=200_000)
+    state_token_cap: int = Field(12_000, ge=500, le=200_000)
     resume_tokens: int = Field(2000, ge=200, le=50_000, description="Default budget of the resume text.")
     max_context_chars: int = Field(2_000_000, ge=1000, description="Checkpoint input cap.")
     lock_ttl_seconds: int = Field(300, ge=5)

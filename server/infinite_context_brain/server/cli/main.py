@@ -91,8 +91,11 @@ def _console() -> Console:
 
 
 def cmd_mcp(args: argparse.Namespace) -> int:
-    from ..mcp import warm
+    import anyio
+
+    from ..mcp.app import build_server
     from ..mcp.holder import BrainHolder
+    from ..mcp.serve import serve_stdio
     from ..stopping import stop_on_signals
 
     def open_brain() -> ProjectBrain:
@@ -103,20 +106,13 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         return ProjectBrain.open(settings=_settings(args, budget=args.budget))
 
     holder = BrainHolder(open_brain)
-    # Before the SDK import: the warm-up (~35 ms of CPU) runs beside it and is done long before
-    # `initialize` is answered, paid for by starting without the garbage collector (warm.py).
-    warmup = warm.start(holder)
-    from ..mcp.app import build_server
-
     app = build_server(holder)
-    warmup.server_built()
     # SIGINT / SIGTERM (Claude Code's way to stop it): release the session lock and leave.
     with stop_on_signals(holder.close, "mcp server"):
         try:
-            app.run("stdio")
+            anyio.run(serve_stdio, app)
         finally:
             holder.close()
-            warmup.stop()
     return 0
 
 
@@ -135,11 +131,12 @@ def cmd_checkpoint(args: argparse.Namespace) -> int:
     with _open_brain(args) as brain:
         wait = not args.no_wait
         if args.json:
-            result = brain.checkpoint(context, args.tokens, wait=wait)
+            result = brain.checkpoint(context, args.tokens, origin="cli", wait=wait)
         else:
             merger = brain.merger.label
             with _console().status(f"Merging with {merger}…" if wait else "Merging…"):
-                result = brain.checkpoint(context, args.tokens, wait=wait)
+                result = brain.checkpoint(context, args.tokens, origin="cli", wait=wait)
+
     from ..text import checkpoint_text
 
     _emit(args, result, lambda: _console().print(checkpoint_text(result)))

@@ -119,7 +119,7 @@ class Sessions:
             # Writes from other processes (Claude Code's MCP server, the CLI, a notebook) arrive here.
             # A folder whose brain has no id yet (nothing written) listens to every change and
             # keeps those of the id it learns once some process writes first.
-            session.subscription = brain.store.subscribe(
+            session.subscription = brain.store.feed.subscribe(
                 lambda change: (
                     self._on_change(session)
                     if not change.session_id or change.session_id == brain.session_id

@@ -64,7 +64,9 @@ class StoreBridge:
     def lookup(self, ids: list[str]) -> dict[str, Observation]:
         def run() -> dict[str, Observation]:
             store = self._open()
-            return {} if store is None else store.get_observations(decisions_session(self.uid), ids)
+            return (
+                {} if store is None else store.observations.get_observations(decisions_session(self.uid), ids)
+            )
 
         return self._pool.submit(run).result(timeout=LOOKUP_TIMEOUT)
 
@@ -76,10 +78,10 @@ class StoreBridge:
             if store is None:
                 return
             try:
-                store.put_observations(decisions_session(self.uid), decisions)
+                store.observations.put_observations(decisions_session(self.uid), decisions)
                 if originals and session is not None:  # without a session, no project could read them
                     kept = [o.model_copy(update={"text": redact(o.text[:ORIGINAL_CHARS])}) for o in originals]
-                    store.put_observations(originals_session(self.uid, session), kept)
+                    store.observations.put_observations(originals_session(self.uid, session), kept)
             except Exception as exc:
                 log.warning("decisions not stored: %s", type(exc).__name__)
 

@@ -372,8 +372,8 @@ def build_observation(
             body = builder(inp, result_text, extra or {})
         except Exception:  # an odd shape must not lose the observation
             body = _generic(tool_name)(inp, result_text, {})
-    # Once more on what was built (it joins pieces: cheap, and a pattern may span them).
-    text = _trim(redact(body[: limit * 12]), limit)
+    # Once more on what was built (it joins pieces: cheap, and a pattern may span them), then cut.
+    text = _trim(redact(body), limit)
     return Observation(
         tool_use_id=tool_use_id,
         tool_name=tool_name,

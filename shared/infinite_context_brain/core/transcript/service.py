@@ -103,7 +103,7 @@ def store_lookup(brain: ProjectBrain | None) -> Lookup | None:
     """Batched lookup of the observations the PostToolUse hook stored for this project."""
     if brain is None:
         return None
-    return lambda ids: brain.store.get_observations(brain.session_id, ids)
+    return lambda ids: brain.store.observations.get_observations(brain.session_id, ids)
 
 
 def resolve_transcript(transcript: Path | str | None, project_root: Path | str | None) -> Path:
@@ -230,7 +230,9 @@ def _stored_original(tool_use_id: str, sessions: list[str]) -> tuple[str, str] |
             return None  # a read never creates the store
         with open_store(settings) as store:
             for session in sessions:
-                found = store.get_observations(originals_session(os.getuid(), session), [tool_use_id])
+                found = store.observations.get_observations(
+                    originals_session(os.getuid(), session), [tool_use_id]
+                )
                 if tool_use_id in found:
                     return found[tool_use_id].tool_name, found[tool_use_id].text
     except Exception:
