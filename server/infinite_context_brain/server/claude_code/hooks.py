@@ -75,7 +75,11 @@ def session_start(payload: dict[str, Any], project: Path | None) -> dict[str, An
     from .spool import settle
 
     settings = _settings()
-    ensure_for_hook(settings.resolved_data_dir())  # live endless mode: up before the first request
+    # live endless mode: up before the first request, and the listener on its port is ours
+    advice = ensure_for_hook(settings.resolved_data_dir())
+    if advice is not None and advice.stop:  # Claude Code 2.1 shows it; a later one may also stop
+        return {"continue": False, "stopReason": advice.message, "systemMessage": advice.message}
+    warning = {"systemMessage": advice.message} if advice is not None else {}
     try:
         settle()  # the hand-off of the session that just ended (/clear) comes first
     except OSError as exc:
@@ -83,7 +87,7 @@ def session_start(payload: dict[str, Any], project: Path | None) -> dict[str, An
     with _brain(payload, project, settings) as brain:
         result = brain.resume()  # within settings.resume_tokens
     if result.state is None:
-        return None
+        return warning or None
     head = (
         f"{_SOURCES.get(source, '')} infinite-context saved this project's context (version "
         f"{result.state.meta.version}); continue from it, and call the `checkpoint` tool after "
@@ -92,7 +96,7 @@ def session_start(payload: dict[str, Any], project: Path | None) -> dict[str, An
     text = head + result.markdown
     if len(text) > ADDITIONAL_CONTEXT_CHARS:
         text = text[: ADDITIONAL_CONTEXT_CHARS - 1] + "…"
-    return {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}}
+    return {**warning, "hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}}
 
 
 def _hand_off(payload: dict[str, Any], project: Path | None, reason: str) -> None:

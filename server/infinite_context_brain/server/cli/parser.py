@@ -283,7 +283,7 @@ def build_parser() -> Parser:
     ):
         pr = pxs.add_parser(action, help=text)
         pr.add_argument(
-            "--port", type=int, metavar="N", help="port on 127.0.0.1 (default: the installed one, else 8419)"
+            "--port", type=int, metavar="N", help="port on 127.0.0.1 (default: installed, else a free one)"
         )
         pr.add_argument(
             "--upstream", metavar="URL", help="the API to forward to (default: installed, else Anthropic)"

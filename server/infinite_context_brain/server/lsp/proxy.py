@@ -2,10 +2,11 @@
 ``infiniteContext/proxy`` request (status, start, stop) and the payload of the
 ``infiniteContext/proxy`` notification the server pushes when the figures change.
 
-The proxy is one per user (``proxy/process.py``), not one per folder: nothing here needs a
-workspace folder, and the language server never stops a proxy on its own (Claude Code sessions in
-terminals may use it); only the Stop command does. A proxy that cannot start is not an error of
-any request: it becomes the payload's ``problem`` and ``fix``, which the status bar shows.
+The proxy is one per user (``proxy/process.py``; ``proxy/status.py`` finds it), not one per
+folder: nothing here needs a workspace folder, and the language server never stops a proxy on
+its own (Claude Code sessions in terminals may use it); only the Stop command does. A proxy
+that cannot start is not an error of any request: it becomes the payload's ``problem`` and
+``fix``, which the status bar shows.
 Every call here blocks (files, a local HTTP GET, a child process): the server runs them in a
 worker thread.
 """
@@ -160,7 +161,7 @@ class ProxyWatch:
 
     def payload(self) -> dict[str, Any]:
         """What the status bar shows (camelCase, shares as fractions 0..1, None when unknown)."""
-        from ..proxy.process import LiveSaving, live_saving
+        from ..proxy.status import LiveSaving, live_saving
 
         log_path: str | None = None
         try:

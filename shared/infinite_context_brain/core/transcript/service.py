@@ -15,7 +15,10 @@ from typing import TYPE_CHECKING, Any
 import orjson
 from pydantic import BaseModel, Field
 
+from ..config import load_settings
 from ..errors import InvalidInput, NotFound
+from ..storage import default_sqlite_path, open_store
+from .live import originals_session
 from .locate import all_transcripts, live_transcript, transcripts_dir
 from .meter import CALIBRATION, Compaction, ContextMeter, measure, measure_entries
 from .reader import (
@@ -214,7 +217,9 @@ def expand(
     offset: int = 0,
 ) -> ExpandResult:
     """The original output of one tool use, a page (20,000 characters) at a time. Without a
-    transcript, the project's transcripts are searched newest first."""
+    transcript, the project's transcripts are searched newest first, then the originals the live
+    proxy kept for this user's Claude Code sessions of that project (never another project's, nor
+    another user's in a shared store)."""
     check_tool_use_id(tool_use_id)
     if offset < 0:
         raise InvalidInput("offset", "must be >= 0", fix="omit it or pass next_offset from the last page")
@@ -225,9 +230,6 @@ def expand(
     else:
         candidates = all_transcripts(project_root) if project_root is not None else []
         if not candidates:
-            stored = _stored_original(tool_use_id)  # the live proxy kept it
-            if stored is not None:
-                return _page(tool_use_id, stored[0], stored[1], offset)
             resolve_transcript(None, project_root)  # raises the clear "no transcript" error
     name: str | None = None
     for path in candidates:
@@ -238,7 +240,7 @@ def expand(
         if original is not None:
             break
     else:
-        stored = _stored_original(tool_use_id)
+        stored = _stored_original(tool_use_id, [p.stem for p in candidates])
         if stored is not None:
             return _page(tool_use_id, stored[0], stored[1], offset)
         where = candidates[0] if len(candidates) == 1 else f"{len(candidates)} transcripts of the project"
@@ -248,22 +250,26 @@ def expand(
     return _page(tool_use_id, name, original, offset)
 
 
-def _stored_original(tool_use_id: str) -> tuple[str, str] | None:
-    """(tool name, text) of a result the live proxy replaced, as it stored it (redacted), when
-    no transcript holds it; None when there is no store yet or it lacks the id."""
+def _stored_original(tool_use_id: str, sessions: list[str]) -> tuple[str, str] | None:
+    """(tool name, text) of a result the live proxy replaced, as it stored it (redacted) under
+    this user and one of ``sessions`` (the Claude Code sessions whose transcripts were searched);
+    None when there is no store yet or none of them holds the id."""
+    if not sessions:
+        return None
     try:
-        from ..config import load_settings
-        from ..storage import default_sqlite_path, open_store
-        from .live import ORIGINALS_SESSION
-
         settings = load_settings()
         if settings.store_url is None and not default_sqlite_path(settings).exists():
             return None  # a read never creates the store
         with open_store(settings) as store:
-            found = store.observations.get_observations(ORIGINALS_SESSION, [tool_use_id]).get(tool_use_id)
+            for session in sessions:
+                found = store.observations.get_observations(
+                    originals_session(os.getuid(), session), [tool_use_id]
+                )
+                if tool_use_id in found:
+                    return found[tool_use_id].tool_name, found[tool_use_id].text
     except Exception:
         return None
-    return None if found is None else (found.tool_name, found.text)
+    return None
 
 
 def _page(tool_use_id: str, name: str | None, original: str, offset: int) -> ExpandResult:
