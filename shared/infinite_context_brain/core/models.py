@@ -119,6 +119,8 @@ class ActiveContext(_Model):
     gotchas: list[str] = Field(default_factory=list)
     #: the check commands this project runs (tests, linters, builds), newest first
     checks: list[str] = Field(default_factory=list)
+    #: files removed or moved away lately ("old -> new"), newest first
+    removed_files: list[str] = Field(default_factory=list)
 
     #: notes stated to keep (``Note:``, ``IMPORTANT:``, a model's notes)
     notes: list[str] = Field(default_factory=list)

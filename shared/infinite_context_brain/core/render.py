@@ -76,6 +76,8 @@ def _current_work(state: ProjectState) -> _Section:
         work.items.append(f"**Edited since the last passing test or build:** {_files(ac.unverified_files)}")
     if ac.earlier_request:
         work.items.append(f"**Earlier request (not finished):** {_clean(ac.earlier_request)}")
+    if ac.removed_files:
+        work.items.append(f"**Removed or moved lately:** {', '.join(f'`{p}`' for p in ac.removed_files)}")
     if ac.checks:
         work.items.append(f"**Checks used here:** {', '.join(f'`{c}`' for c in ac.checks)}")
 

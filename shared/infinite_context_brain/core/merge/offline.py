@@ -242,6 +242,7 @@ def _completions(facts: ContextFacts, changes: _Changes, titles: dict[str, str])
 
 MAX_TASKS_KEPT = 40
 MAX_CHECKS = 6
+MAX_REMOVED = 10
 
 
 def _task_list(old: ActiveContext, facts: ContextFacts) -> dict[str, TaskItem]:
@@ -425,6 +426,11 @@ class OfflineMerger:
                 variables=facts.variables or oc.variables,
                 item_titles=titles,
                 task_list=task_list,
+                removed_files=_newest_first(
+                    [f"{old_path} -> {new}" for old_path, new in reversed(facts.files_moved.items())],
+                    list(reversed(facts.files_removed)),
+                    oc.removed_files,
+                )[:MAX_REMOVED],
                 checks=_newest_first(
                     [p for run in reversed(facts.commands) if run.kind != "vcs" for p in parts(run.check)],
                     oc.checks,

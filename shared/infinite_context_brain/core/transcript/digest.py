@@ -49,7 +49,7 @@ from .reader import (
 )
 from .summary import read_summary
 from .symbols import MAX_SYMBOLS, edited_symbols
-from .user_words import rejection_words, rules_and_later
+from .user_words import is_rejection, rejection_words, rules_and_later
 
 EDIT_TOOLS = {"Edit", "Write", "MultiEdit", "NotebookEdit"}
 REQUEST_CHARS = 600
@@ -70,6 +70,9 @@ VERIFYING = frozenset({"test", "build", "typecheck"})
 
 _TASK_STATUSES = {"pending", "in_progress", "completed"}
 _TASK_CREATED = re.compile(r"Task #?(\w+) created", re.I)
+#: ``bd dep add A B``: A waits for B
+_DEPENDS = re.compile(r"\b(?:bd|br|beads)\s+dep(?:endency)?\s+add\s+([\w.-]+)\s+([\w.-]+)")
+
 
 
 def clip(text: str, limit: int) -> str:
@@ -341,6 +344,13 @@ class _Walk:
 
     def tool_result(self, use: ToolUse, cwd: str, index: int | None, result: ToolResult) -> None:
         data = use.input
+        if result.is_error and is_rejection(result.text()):
+            what = data.get("command") if use.name == "Bash" else data.get("file_path") or data.get("pattern")
+            shown = f"{use.name} `{clip(what, 120)}`" if isinstance(what, str) else use.name
+            decision = DecisionFact(decision=f"the user rejected {shown}", question="the user's instruction")
+            self.facts.decisions = [*self.facts.decisions, decision][-MAX_DECISIONS:]
+            return
+
         if use.name in EDIT_TOOLS:
             raw = data.get("file_path") or data.get("notebook_path")
             if isinstance(raw, str) and not result.is_error:
@@ -422,6 +432,8 @@ class _Walk:
                 self.failed_runs[family] = (run.command, run.failure_lines[0] if run.failure_lines else "")
             return
         self.facts.tracker += tracker_events(command, output)
+        for first, second in _DEPENDS.findall(command):
+            self.facts.notes = [*self.facts.notes, f"{first} depends on {second} (tracker)"]
         listing = tracker_listing(command, output)
         if listing is not None:
             self.facts.open_items = listing

@@ -22,6 +22,7 @@ _LATER = re.compile(r"\b(?:in (?:the )?future|eventually|at some point|as a foll
 #: a tool call the person rejected with words of their own (what to do instead)
 _REJECTED_WITH = re.compile(r"To tell you how to proceed, the user said:\s*(.+)", re.S)
 _GENERATED_FEEDBACK = "The user wants to clarify"
+_REJECTED = "The user doesn't want to proceed with this tool use"
 
 
 def rules_and_later(text: str) -> tuple[list[str], list[str]]:
@@ -37,6 +38,11 @@ def rules_and_later(text: str) -> tuple[list[str], list[str]]:
         elif _RULE.search(sentence):
             rules.append(sentence)
     return rules, later
+
+
+def is_rejection(result_text: str) -> bool:
+    """The tool call was refused by the person (Claude Code's words for it)."""
+    return result_text.lstrip().startswith(_REJECTED)
 
 
 def rejection_words(result_text: str) -> str:
