@@ -290,7 +290,7 @@ def test_branch_and_the_last_few_steps_carry_over(project_dir: Path) -> None:
     assert ac.last_step == "Editing the session check"
     assert ac.earlier_steps == ["Reading auth.py", "Ran the tests"]
     text = render_within(state, None)
-    assert "**Branch:** `fix/AUTH-12-login`" in text and "Ran the tests\n  Reading auth.py" in text
+    assert "**Branch:** `fix/AUTH-12-login`" in text and "- Ran the tests\n- Reading auth.py" in text
 
 
 def test_integrity_lets_an_answered_assistant_question_go(project_dir: Path) -> None:

@@ -64,7 +64,7 @@ def _files(paths: list[str]) -> str:
 
 def _current_work(state: ProjectState) -> _Section:
     ac = state.active_context
-    work = _Section("## Current work", 0.25)
+    work = _Section("## Current work", 0.22)
     work.items.append(f"**Task:** {_clean(ac.current_task) or '_none recorded_'}")
     if ac.in_progress:
         work.items.append(f"**In progress:** {_clean(ac.in_progress)}")
@@ -83,12 +83,6 @@ def _current_work(state: ProjectState) -> _Section:
 
     if ac.last_step:
         work.items.append(f"**The assistant's last words:** {_clean(ac.last_step)}")
-    if ac.earlier_steps:
-        before = [_clean(s) for s in reversed(ac.earlier_steps)]
-        work.items.append(
-            "**Before that:** " + "\n  ".join(s if len(s) <= 240 else s[:239] + "…" for s in before)
-        )
-
     return work
 
 
@@ -105,7 +99,7 @@ def _sections(state: ProjectState, missing: set[str]) -> list[_Section]:
     pc, ac = state.project_context, state.active_context
     sections = [_current_work(state)]
     if ac.next_steps:
-        sections.append(_Section("## Next steps", 0.18, [_step(s) for s in ac.next_steps]))
+        sections.append(_Section("## Next steps", 0.16, [_step(s) for s in ac.next_steps]))
     if ac.blockers:
         items = []
         for b in reversed(ac.blockers):
@@ -115,7 +109,7 @@ def _sections(state: ProjectState, missing: set[str]) -> list[_Section]:
             if b.tried:
                 head += " — tried: " + "; ".join(_clean(t) for t in b.tried)
             items.append(head)
-        sections.append(_Section("## Blockers (failing, not fixed yet)", 0.1, items))
+        sections.append(_Section("## Blockers (failing, not fixed yet)", 0.08, items))
     summary = state.compact_summary
     if summary is not None and (summary.current_work or summary.next_step):
         items = []
@@ -151,7 +145,7 @@ def _sections(state: ProjectState, missing: set[str]) -> list[_Section]:
             )
             items.append(f"- [decided] {text}" + (f" — because {_clean(d.reason)}" if d.reason else ""))
         items += [f"- [note] {_clean(n)}" for n in reversed(ac.notes)]
-        sections.append(_Section("## Decisions, gotchas and notes", 0.1, items))
+        sections.append(_Section("## Decisions, gotchas and notes", 0.16, items))
     if ac.active_files:
         if all(p in missing for p in ac.active_files):  # another checkout, or a replay: say it once
             title = "## Active files (none of them on disk here)"
@@ -175,6 +169,15 @@ def _sections(state: ProjectState, missing: set[str]) -> list[_Section]:
                     + (f" ({', '.join(c.files[:6])})" if c.files else "")
                     for c in reversed(pc.recent_changes)
                 ],
+            )
+        )
+    if ac.earlier_steps:
+        before = [_clean(step) for step in reversed(ac.earlier_steps)]
+        sections.append(
+            _Section(
+                "## The assistant's steps before its last words",
+                0.04,
+                [f"- {step if len(step) <= 240 else step[:239] + '…'}" for step in before],
             )
         )
     if ac.variables:

@@ -74,7 +74,6 @@ _TASK_CREATED = re.compile(r"Task #?(\w+) created", re.I)
 _DEPENDS = re.compile(r"\b(?:bd|br|beads)\s+dep(?:endency)?\s+add\s+([\w.-]+)\s+([\w.-]+)")
 
 
-
 def clip(text: str, limit: int) -> str:
     """One line of at most ``limit`` characters, cut at a word boundary. Redacted first: a secret
     cut in half would no longer match its pattern."""
