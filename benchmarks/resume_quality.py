@@ -7,9 +7,12 @@ them (``infinite-context hook pre-compact`` with the JSON payload on stdin, as a
 offline merger): every 20 tool uses, right before each real compaction, and at the end. The text
 scored is exactly what SessionStart would inject (``hook session-start``). Points:
 
-* ``compaction``: right before Claude Code compacts (the brain has only the transcript so far);
-  Claude Code's summary written right after is the reference;
+* ``compaction``: right before Claude Code compacts, what a ``/clear`` then would give (the brain
+  has only the transcript so far); Claude Code's summary written right after is the reference;
+* ``compacted``: what SessionStart injects right after the compaction, once Claude Code has
+  written its summary (the order Claude Code runs: PreCompact, the summary, SessionStart);
 * ``after``: the first hand-off after a compaction (the brain has read Claude Code's summary);
+
 * ``end``: the end of the file, what the next session gets after ``/clear``.
 
 Measures (``resume_score.py``, independent of the product's own reading): the request, the subtask,
@@ -133,6 +136,7 @@ def _replay(path: Path, work: Path) -> list[Point]:
     uses = 0
     summary = ""  # Claude Code's latest summary
     awaiting_after = False
+    compacted = ""  # the compaction whose summary comes next
     with open(copy, "wb") as out:
         for number, line in enumerate(raw, 1):
             try:
@@ -152,16 +156,20 @@ def _replay(path: Path, work: Path) -> list[Point]:
                     "",
                 )
                 key = f"compaction@{number}"
-                points.append(
-                    _point(
-                        path, number, "compaction", parsed, _resume(payload, env), summary, truths.get(key)
-                    )
-                )
-                uses, awaiting_after = 0, bool(summary)
+                before = _resume(payload, env, "clear")  # what a /clear right then would give
+                points.append(_point(path, number, "compaction", parsed, before, summary, truths.get(key)))
+                uses, awaiting_after, compacted = 0, bool(summary), key
             out.write(line)
             out.flush()
             parsed.append(obj)
             uses += _main_chain_uses(obj)
+            if compacted and obj.get("isCompactSummary"):
+                # Claude Code writes its summary, then runs SessionStart (source "compact").
+                after = _resume(payload, env, "compact")
+                points.append(
+                    _point(path, number, "compacted", parsed, after, summary, truths.get(compacted))
+                )
+                compacted = ""
             if obj.get("type") == "user" and uses >= EVERY:
                 _hook("pre-compact", {**payload, "hook_event_name": "PreCompact", "trigger": "auto"}, env)
                 uses = 0
@@ -175,8 +183,8 @@ def _replay(path: Path, work: Path) -> list[Point]:
     return points
 
 
-def _resume(payload: dict[str, Any], env: dict[str, str]) -> str:
-    out = _hook("session-start", {**payload, "hook_event_name": "SessionStart", "source": "clear"}, env)
+def _resume(payload: dict[str, Any], env: dict[str, str], source: str = "clear") -> str:
+    out = _hook("session-start", {**payload, "hook_event_name": "SessionStart", "source": source}, env)
     if not out.strip():
         return ""
     return str(orjson.loads(out)["hookSpecificOutput"]["additionalContext"])
@@ -193,7 +201,8 @@ def _point(
 ) -> Point:
     at = moment(seen, EVERY)
     work_ids = identifiers(work_parts(summary)) if summary else []
-    reference = summary if kind == "compaction" else ""
+    reference = summary if kind in {"compaction", "compacted"} else ""
+
     point = Point(
         transcript=_name(path),
         line=line,
@@ -273,9 +282,10 @@ def _share(found: int, total: int) -> str:
 def _totals(points: list[Point]) -> None:
     rows = []
     for label, kinds in (
-        ("compaction points", {"compaction"}),
-        ("session ends", {"end"}),
-        ("all", {"compaction", "end"}),
+        ("compaction points: a /clear right before", {"compaction"}),
+        ("compaction points: SessionStart after it", {"compacted"}),
+        ("session ends (after /clear)", {"end"}),
+        ("all (compacted + ends)", {"compacted", "end"}),
     ):
         chosen = [p for p in points if p.kind in kinds and p.truth is not None]
         for who in ("ours", "Claude Code"):
@@ -299,14 +309,16 @@ def _totals(points: list[Point]) -> None:
         rows,
     )
     compactions = [p for p in points if p.kind == "compaction"]
+    compacted = [p for p in points if p.kind == "compacted"]
     after = [p for p in points if p.kind == "after"]
     ends = [p for p in points if p.kind == "end" and p.summary_ids]
     ids = [
         (
-            "right before the compaction (ours; Claude Code's summary: 100%)",
+            "a /clear right before the compaction (Claude Code's summary: 100%)",
             compactions,
             lambda p: p.work_ids,
         ),
+        ("SessionStart right after the compaction", compacted, lambda p: p.work_ids),
         ("at the next hand-off after it", after, lambda p: p.summary_ids),
         ("at the session's end, after /clear (the last summary's ids)", ends, lambda p: p.summary_ids),
     ]
