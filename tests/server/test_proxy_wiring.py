@@ -24,7 +24,7 @@ def test_install_endless_project_scope_and_uninstall(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("INFINITE_CONTEXT_", "ANTHROPIC_BASE"))}
     env.update(INFINITE_CONTEXT_DATA_DIR=str(data), CLAUDE_CONFIG_DIR=str(tmp_path / "cc"))
     done = subprocess.run(
-        [*CLI, "--project", str(project), "install", "claude-code", "--endless"],
+        [*CLI, "--project", str(project), "install", "claude-code", "--endless", "--scope", "project"],
         env=env,
         capture_output=True,
         text=True,
@@ -36,7 +36,17 @@ def test_install_endless_project_scope_and_uninstall(tmp_path: Path) -> None:
     assert "SessionStart" in settings["hooks"]
     assert process.read_config(data) == process.ProxyConfig()
     done = subprocess.run(
-        [*CLI, "--project", str(project), "install", "claude-code", "--uninstall", "--endless"],
+        [
+            *CLI,
+            "--project",
+            str(project),
+            "install",
+            "claude-code",
+            "--uninstall",
+            "--endless",
+            "--scope",
+            "project",
+        ],
         env=env,
         capture_output=True,
         text=True,
