@@ -287,7 +287,8 @@ def test_doctor_says_how_to_install_a_missing_console_script(
     empty.mkdir()
     done = run(store_url, "--json", "doctor", cwd=project_dir, PATH=str(empty))
     checks = [c for c in json.loads(done.stdout)["checks"] if c["name"] == "claude code command"]
-    assert checks and checks[0]["status"] == "fail" and "not on the PATH of a new terminal" in checks[0]["detail"]
+    assert checks and checks[0]["status"] == "fail"
+    assert "not on the PATH of a new terminal" in checks[0]["detail"]
     assert "pipx install infinite-context-brain" in checks[0]["fix"]
     hooks = {c["name"]: c for c in json.loads(done.stdout)["checks"]}["claude code hooks"]
     assert hooks["status"] == "ok" and "Stop" in hooks["detail"]
