@@ -6,7 +6,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: setup run test lint format tools bench probe clean extension e2e
+.PHONY: setup run link test lint format tools bench probe clean extension e2e
 
 setup: $(STAMP)
 
@@ -24,9 +24,12 @@ $(STAMP): pyproject.toml
 run: setup
 	$(PY) scripts/demo.py
 	@echo
-	@echo "The infinite-context command is in $(abspath $(VENV))/bin. To use it from anywhere:"
-	@echo "  export PATH=\"$(abspath $(VENV))/bin:\$$PATH\"    # this shell"
-	@echo "  ln -s $(abspath $(VENV))/bin/infinite-context ~/.local/bin/    # for good (or: pipx install .)"
+	@$(MAKE) --no-print-directory link
+
+# The infinite-context command on PATH as people keep one: a link in ~/.local/bin (made if missing),
+# then checked from a fresh login shell, as Claude Code started from another terminal would look.
+link:
+	@$(PY) scripts/link_command.py
 
 # Real clients the tests drive (Claude Code CLI), pinned by tools/package-lock.json.
 tools: tools/node_modules/.package-lock.json

@@ -13,7 +13,7 @@ from infinite_context_brain.core.transcript.locate import all_transcripts, trans
 
 from . import failures, spool
 from .config_files import user_dir
-from .entries import WiringStatus, claude_code_version, project_server_approval, wiring
+from .entries import WiringStatus, claude_code_version, installed_script, project_server_approval, wiring
 from .hook_tool import MIN_CLAUDE_CODE
 from .reach import reach
 
@@ -147,11 +147,12 @@ def command_fix(command: str) -> str:
     """How to make ``command`` start from anywhere."""
     if "/" in command:
         return "run `infinite-context install claude-code` again from the installation you use"
+    script = installed_script()
+    pinned = f" ({script})" if script else ""
     return (
         "put the console script on the PATH every terminal gets: `make run` in the checkout links it "
-        "into ~/.local/bin, or "
-        f"`{install_command('pipx')}`; or pin this installation for yourself only with "
-        "`infinite-context install claude-code --scope local` (an absolute path)"
+        f"into ~/.local/bin, or `{install_command('pipx')}`; or pin this installation{pinned} for "
+        "yourself only with `infinite-context install claude-code --scope local`"
     )
 
 

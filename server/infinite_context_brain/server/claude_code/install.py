@@ -21,7 +21,6 @@ from .entries import (
     claude_code_version,
     hook_transport,
     install,
-    installed_script,
     our_command,
     wiring,
 )
@@ -73,11 +72,7 @@ def problems(project: Path, scope: Scope, claude_config_dir: Path | None) -> lis
     reached = reach(command, project, claude_config_dir)
     problem = reached.problem()
     if problem is not None:
-        fix = command_fix(command)
-        script = installed_script()
-        if scope == "project" and script:
-            fix += f" (it names {script})"
-        found.append(f"{problem}. Fix: {fix}")
+        found.append(f"{problem}. Fix: {command_fix(command)}")
     return found
 
 
