@@ -13,6 +13,8 @@ from typing import Any
 
 import pytest
 
+from infinite_context_brain.server.claude_code.install import install_for_claude_code
+
 from ..conftest import FIXTURES, cli_env, run_cli_process, settle_hooks
 from ..conftest import run_cli as run
 
@@ -454,3 +456,20 @@ def test_the_first_failed_hand_off_is_said_once_in_its_session(
     message = json.loads(told.stdout)["systemMessage"]
     assert "could not save the hand-off after the last answer" in message and "Not a directory" in message
     assert hook(broken, "PostToolUse", process=True, tool_use_id="toolu_b", **post).stdout == b""
+
+
+def test_the_editors_connect_command_gets_files_problems_and_the_restart_hint(
+    project_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What the language server's installClaudeCode request returns (``report.__dict__`` of the
+    same call): plain JSON with the files changed, what stands in the way, the checks and the
+    restart hint."""
+    monkeypatch.setenv("HOME", str(tmp_path))  # a login shell whose PATH lacks this venv
+    report = install_for_claude_code(project_dir, "project", claude_config_dir=tmp_path / "cc", hooks="mcp")
+    sent = json.loads(json.dumps(report.__dict__))
+    assert sent["files"] == [str(project_dir / ".mcp.json"), str(project_dir / ".claude" / "settings.json")]
+    assert any("new terminal" in p and "Fix:" in p for p in sent["problems"])
+    assert {"claude code mcp", "claude code hooks", "claude code command"} <= {
+        c["name"] for c in sent["checks"]
+    }
+    assert sent["restart"].startswith("Restart Claude Code")
