@@ -74,16 +74,7 @@ def _ids(n: int) -> list[str]:
 
 def _enqueue(kind: str, payload: bytes, env: dict[str, str], cwd: Path) -> str:
     """A record queued as a hook with ``env`` in ``cwd`` would queue it."""
-    saved, saved_cwd = dict(os.environ), os.getcwd()
-    os.environ.clear()
-    os.environ.update(env)
-    os.chdir(cwd)
-    try:
-        return spool.enqueue(kind, payload).path
-    finally:
-        os.chdir(saved_cwd)
-        os.environ.clear()
-        os.environ.update(saved)
+    return spool.enqueue(kind, payload, env=env, cwd=str(cwd)).path
 
 
 @pytest.mark.slow

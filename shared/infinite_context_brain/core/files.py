@@ -14,7 +14,12 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
-from pathlib import Path
+
+#: ``typing.TYPE_CHECKING`` without importing ``typing`` (this module is on every hook's path)
+TYPE_CHECKING = False
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 DIR_MODE = 0o700
 FILE_MODE = 0o600

@@ -15,19 +15,25 @@ from __future__ import annotations
 import json
 import os
 import sys
-from datetime import UTC, datetime
-from typing import Any
+import time
 
 from infinite_context_brain.core.files import NotOwned
 
 from . import events, failures, payloads, spool
 
+#: ``typing.TYPE_CHECKING`` without importing ``typing`` (this module is on every hook's path)
+TYPE_CHECKING = False
+
+if TYPE_CHECKING:
+    from typing import Any
+
 
 def log_error(event: str, message: str, level: str = "error", **fields: Any) -> None:
     """One JSON log line on stderr, as ``logs.JsonLineFormatter`` writes them (without loading
     ``logging``)."""
+    now = time.time()
     line = {
-        "ts": datetime.now(UTC).isoformat(timespec="milliseconds"),
+        "ts": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(now)) + f".{int(now * 1000) % 1000:03d}+00:00",
         "level": level,
         "logger": "infinite_context_brain.hooks",
         "msg": f"hook {event}: {message}",
@@ -56,7 +62,7 @@ def run(word: str, raw: bytes, project: str | None = None) -> int:
         log_error(word, f"unknown hook event; known: {known}")
         return 0
     try:
-        payload = payloads.parse(raw)
+        payload = payloads.parse(raw, cleaned=not event.deferred)
     except payloads.PayloadError as exc:
         log_error(event.command, str(exc))
         return 0
@@ -69,7 +75,8 @@ def run(word: str, raw: bytes, project: str | None = None) -> int:
     project = os.path.abspath(project) if project else None
     if event.deferred:
         try:
-            spool.defer(event.command, json.dumps(payload).encode(), project)
+            # The payload as it came (checked, not rewritten): cleaned when it is run.
+            spool.defer(event.command, raw.decode("utf-8", "replace").encode(), project)
         except NotOwned as exc:
             log_error(event.command, str(exc), fix="remove that folder (or set INFINITE_CONTEXT_DATA_DIR)")
             say(failures.text(event.name, str(exc), "remove that folder, or set INFINITE_CONTEXT_DATA_DIR"))
@@ -81,4 +88,4 @@ def run(word: str, raw: bytes, project: str | None = None) -> int:
             return 0
     from .hooks import run_command  # the core: only for hooks that run here
 
-    return run_command(event, payload, project)
+    return run_command(event, payloads.clean(payload) if event.deferred else payload, project)

@@ -8,34 +8,56 @@ hook, a ``deferred`` event only queues its payload (``spool``) and returns in mi
 detached worker runs it. PostToolUse and Stop can also arrive as ``mcp_tool`` calls to the running
 MCP server (``hook_tool``), which fills in ``mcp_fields`` from the hook's input.
 
-Standard library only: the launcher reads this on every tool call.
+Nothing beyond the interpreter's own start-up modules (not even ``typing`` or ``dataclasses``):
+the launcher reads this on every tool call.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Literal
+#: ``typing.TYPE_CHECKING`` without importing ``typing`` (this module is on every hook's path)
+TYPE_CHECKING = False
 
-Action = Literal["resume", "hand-off", "observe"]
+if TYPE_CHECKING:
+    from typing import Any, Literal
+
+    Action = Literal["resume", "hand-off", "observe"]
 
 
-@dataclass(frozen=True)
 class Event:
-    #: Claude Code's name (``SessionStart``)
-    name: str
-    #: our ``hook`` sub-command (``session-start``)
-    command: str
-    action: Action
-    #: seconds Claude Code gives the hook (written by ``install``)
-    timeout: int
-    #: as a command hook: queued and run by the spool's worker
-    deferred: bool = False
-    #: a hand-off's payload field saying why, and its default (``reason``: clear, exit, ...)
-    why: tuple[str, str] | None = None
-    #: the hook input fields an ``mcp_tool`` entry passes (empty: a command hook only)
-    mcp_fields: tuple[str, ...] = ()
-    #: payload fields that must be non-empty strings (checked before anything is queued)
-    required: tuple[str, ...] = ()
+    """One hook event (read-only by convention: the table below is the only maker)."""
+
+    __slots__ = ("action", "command", "deferred", "mcp_fields", "name", "required", "timeout", "why")
+
+    def __init__(
+        self,
+        name: str,
+        command: str,
+        action: Action,
+        *,
+        timeout: int,
+        deferred: bool = False,
+        why: tuple[str, str] | None = None,
+        mcp_fields: tuple[str, ...] = (),
+        required: tuple[str, ...] = (),
+    ) -> None:
+        #: Claude Code's name (``SessionStart``)
+        self.name = name
+        #: our ``hook`` sub-command (``session-start``)
+        self.command = command
+        self.action: Action = action
+        #: seconds Claude Code gives the hook (written by ``install``)
+        self.timeout = timeout
+        #: as a command hook: queued and run by the spool's worker
+        self.deferred = deferred
+        #: a hand-off's payload field saying why, and its default (``reason``: clear, exit, ...)
+        self.why = why
+        #: the hook input fields an ``mcp_tool`` entry passes (empty: a command hook only)
+        self.mcp_fields = mcp_fields
+        #: payload fields that must be non-empty strings (checked before anything is queued)
+        self.required = required
+
+    def __repr__(self) -> str:
+        return f"Event({self.name!r})"
 
     def missing(self, payload: dict[str, Any]) -> str | None:
         """The first required field the payload lacks (None: all there)."""

@@ -17,10 +17,14 @@ import contextlib
 import json
 import os
 import time
-from datetime import UTC, datetime
-from typing import Any
 
 from .events import BY_NAME
+
+#: ``typing.TYPE_CHECKING`` without importing ``typing`` (this module is on every hook's path)
+TYPE_CHECKING = False
+
+if TYPE_CHECKING:
+    from typing import Any
 
 LOG_NAME = "hooks.log"
 CURRENT_NAME = "hook-failure.json"
@@ -57,8 +61,10 @@ def text(event: str, message: str, fix: str | None) -> str:
 
 def record(data_dir: str, event: str, message: str, fix: str | None, session: str | None) -> None:
     """Keep a failure (log line, and the notice sessions are told once)."""
+    now = time.time()
     entry = {
-        "ts": datetime.now(UTC).isoformat(timespec="seconds"),
+        "ts": time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime(now)),
+        "at": now,
         "event": event,
         "message": message,
         "fix": fix,
@@ -159,9 +165,8 @@ def last(data_dir: str) -> tuple[dict[str, Any], bool] | None:
 
 def age(entry: dict[str, Any]) -> str:
     """How long ago a log entry was written, for people (``3 min ago``)."""
-    try:
-        then = datetime.fromisoformat(str(entry.get("ts"))).timestamp()
-    except ValueError:
+    then = entry.get("at")
+    if not isinstance(then, int | float):
         return "at an unknown time"
     seconds = max(0, int(time.time() - then))
     for size, unit in ((86400, "d"), (3600, "h"), (60, "min")):

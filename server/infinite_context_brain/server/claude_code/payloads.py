@@ -14,7 +14,12 @@ Standard library only: the launcher checks each deferred hook's payload with it.
 from __future__ import annotations
 
 import json
-from typing import Any
+
+#: ``typing.TYPE_CHECKING`` without importing ``typing`` (this module is on every hook's path)
+TYPE_CHECKING = False
+
+if TYPE_CHECKING:
+    from typing import Any
 
 #: integers in this range pass every serializer on the way to the store (orjson: i64 and u64)
 _INT_MIN, _INT_MAX = -(2**63), 2**64 - 1
@@ -27,8 +32,9 @@ class PayloadError(ValueError):
     """The hook input is not a JSON object a handler can use (the message says why)."""
 
 
-def parse(raw: bytes) -> dict[str, Any]:
-    """The hook's JSON object from ``raw`` (stdin), cleaned (``clean``)."""
+def parse(raw: bytes, *, cleaned: bool = True) -> dict[str, Any]:
+    """The hook's JSON object from ``raw`` (stdin), cleaned (``clean``) unless only checked
+    (``cleaned`` False: a queued payload is cleaned when it is run)."""
     text = raw.decode("utf-8", "replace")
     if not text.strip():
         raise PayloadError("stdin is empty; expected Claude Code's JSON object")
@@ -40,8 +46,7 @@ def parse(raw: bytes) -> dict[str, Any]:
         raise PayloadError(f"stdin is not JSON ({exc}); nothing done") from None
     if not isinstance(value, dict):
         raise PayloadError("expected a JSON object on stdin from Claude Code; nothing done")
-    cleaned: dict[str, Any] = clean(value)
-    return cleaned
+    return clean(value) if cleaned else value
 
 
 def _text(value: str) -> str:

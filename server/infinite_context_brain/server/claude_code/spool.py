@@ -33,11 +33,16 @@ import os
 import stat
 import sys
 import time
-from dataclasses import dataclass
 
 from infinite_context_brain.core.files import NotOwned, foreign, owned_dir
 
 from .events import BY_COMMAND
+
+#: ``typing.TYPE_CHECKING`` without importing ``typing`` (this module is on every hook's path)
+TYPE_CHECKING = False
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 _ROUTING_NAMES = frozenset(
     {"REDIS_URL", "PROJECT_ROOT", "CLAUDE_PROJECT_DIR", "CLAUDE_CONFIG_DIR", "LOG_LEVEL", "GEMINI_MODEL"}
@@ -104,18 +109,14 @@ def hand_offs(folder: str) -> list[str]:
     return pending(folder, tuple(e.command for e in BY_COMMAND.values() if e.action == "hand-off"))
 
 
-def _routing_env() -> dict[str, str]:
-    return {name: value for name, value in os.environ.items() if routing(name)}
-
-
-def _record_bytes(kind: str, payload: bytes, project: str | None) -> bytes:
+def _record_bytes(kind: str, payload: bytes, project: str | None, env: Mapping[str, str], cwd: str) -> bytes:
     head = json.dumps(
         {
             "v": RECORD_VERSION,
             "kind": kind,
-            "cwd": os.getcwd(),
+            "cwd": cwd,
             "project": project,
-            "env": _routing_env(),
+            "env": {name: value for name, value in env.items() if routing(name)},
             "at": time.time(),
         }
     )
@@ -141,17 +142,26 @@ def _write_new(tmp: str, data: bytes) -> int:
 
 
 def enqueue(
-    kind: str, payload: bytes, project: str | None = None, folder: str | None = None, *, hold: bool = False
+    kind: str,
+    payload: bytes,
+    project: str | None = None,
+    folder: str | None = None,
+    *,
+    hold: bool = False,
+    env: Mapping[str, str] | None = None,
+    cwd: str | None = None,
 ) -> Claim:
-    """Queue one hook payload (``payload``: Claude Code's JSON object, as valid JSON text) and
-    return its claim: released at once, or held (``hold``) by the caller, who then runs it
-    (``Claim.done``) or lets it go for the worker (``Claim.release``)."""
+    """Queue one hook payload (``payload``: Claude Code's JSON object, as valid JSON text) as a
+    hook run with ``env`` in ``cwd`` (default: this process's) and return its claim: released
+    at once, or held (``hold``) by the caller, who then runs it (``Claim.done``) or lets it go
+    for the worker (``Claim.release``)."""
     if kind not in BY_COMMAND:
         raise ValueError(f"{kind!r} is not a hook sub-command")
     folder = open_spool(folder, create=True)
     name = f"{time.time_ns():020d}-{os.getpid()}.{kind}{SUFFIX}"
     tmp, final = os.path.join(folder, f".{name}.tmp"), os.path.join(folder, name)
-    fd = _write_new(tmp, _record_bytes(kind, payload, project))
+    record = _record_bytes(kind, payload, project, os.environ if env is None else env, cwd or os.getcwd())
+    fd = _write_new(tmp, record)
     claim = Claim(final, fd)
     try:
         if hold:
@@ -168,12 +178,14 @@ def enqueue(
     return claim
 
 
-@dataclass
 class Claim:
     """A record and the open file holding its lock (``fd`` -1: released)."""
 
-    path: str
-    fd: int = -1
+    __slots__ = ("fd", "path")
+
+    def __init__(self, path: str, fd: int = -1) -> None:
+        self.path = path
+        self.fd = fd
 
     def release(self) -> None:
         """Let the record go (it stays queued for whoever comes next)."""
