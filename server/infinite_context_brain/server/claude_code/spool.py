@@ -241,15 +241,6 @@ def claim(path: str) -> Claim | None:
     return Claim(path, fd)
 
 
-def held(path: str) -> bool:
-    """Someone is running the record at ``path`` right now (it is claimed)."""
-    found = claim(path)
-    if found is None:
-        return os.path.exists(path)
-    found.release()
-    return False
-
-
 def _try_lock(path: str) -> int | None:
     """An fd holding an exclusive flock on ``path``, or None when someone else holds it."""
     import fcntl
