@@ -7,9 +7,11 @@ joins the suite by adding a param here.
 
 from __future__ import annotations
 
+import atexit
 import io
 import logging
 import os
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -108,6 +110,8 @@ def pytest_configure(config: pytest.Config) -> None:
 
     global _TEST_HOME
     _TEST_HOME = Path(tempfile.mkdtemp(prefix="ic-tests-home-"))
+    # Removed at exit, after the exit handlers registered later (IPython writes its history then).
+    atexit.register(shutil.rmtree, _TEST_HOME, True)
     folders = {
         "HOME": _TEST_HOME / "home",
         "XDG_CONFIG_HOME": _TEST_HOME / "home" / ".config",
@@ -118,13 +122,6 @@ def pytest_configure(config: pytest.Config) -> None:
     for name, folder in folders.items():
         folder.mkdir(parents=True, exist_ok=True)
         os.environ[name] = str(folder)
-
-
-def pytest_unconfigure(config: pytest.Config) -> None:
-    import shutil
-
-    if _TEST_HOME is not None:
-        shutil.rmtree(_TEST_HOME, ignore_errors=True)
 
 
 def home_snapshot(home: Path, depth: int = 2) -> dict[str, tuple[str, int, int]]:

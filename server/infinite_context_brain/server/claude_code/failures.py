@@ -5,7 +5,8 @@ a deferred hand-off fails in the worker, after its hook returned. So every failu
 appended to ``<data dir>/hooks.log`` (JSON lines, what ``doctor`` shows the last of) and, until a
 hook succeeds again, held in ``<data dir>/hook-failure.json``. The next hook of each Claude Code
 session that has not been told yet says it once, as the hook output's ``systemMessage`` (shown
-to the user, not the model): what failed and the fix.
+to the user, not the model): what failed and the fix (SessionStart's and hand-offs' failures;
+a lost observation only goes to the log, the next hand-off recovers it).
 
 Standard library only: the deferred hooks read the notice on every tool call (one ``stat`` when
 nothing failed).
@@ -60,7 +61,9 @@ def text(event: str, message: str, fix: str | None) -> str:
 
 
 def record(data_dir: str, event: str, message: str, fix: str | None, session: str | None) -> None:
-    """Keep a failure (log line, and the notice sessions are told once)."""
+    """Keep a failure: a log line, and the failure held until a hook of its kind works again
+    (told to each session once when it is SessionStart's or a hand-off's: a lost observation
+    is recovered by the next hand-off)."""
     now = time.time()
     entry = {
         "ts": time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime(now)),
@@ -85,7 +88,9 @@ def record(data_dir: str, event: str, message: str, fix: str | None, session: st
             os.close(fd)
         current = _current(data_dir)
         told = current.get("told", []) if current and current.get("event") == event else []
-        _write_private(os.path.join(data_dir, CURRENT_NAME), json.dumps({**entry, "told": told}).encode())
+        known = BY_NAME.get(event)
+        held = {**entry, "told": told, "tell": known is None or known.action != "observe"}
+        _write_private(os.path.join(data_dir, CURRENT_NAME), json.dumps(held).encode())
     except OSError:
         pass  # a data folder that cannot be written: the hook's own log line is all there is
 
@@ -110,7 +115,7 @@ def notice(data_dir: str, session: str | None) -> str | None:
     """The unresolved failure as the user should read it, once per ``session`` (None: nothing
     to say). Marks the session as told."""
     current = _current(data_dir)
-    if current is None:
+    if current is None or current.get("tell") is False:
         return None
     told = [s for s in current.get("told", []) if isinstance(s, str)]
     key = session or "-"

@@ -243,20 +243,23 @@ def settle(folder: str, run: Runner, until: float, wanted: Callable[[Record], bo
     Other records never hold it up, and a record that fails here is not waited for again."""
     result = Settled()
     passed: set[str] = set()  # not this project's, or run here and failed
+    relevant: dict[str, bool] = {}  # decided once per record
     while True:
         waiting = []
         for name in spool.hand_offs(folder):
             if name in passed:
                 continue
             path = os.path.join(folder, name)
-            try:
-                relevant = wanted(Record.peek(path))
-            except FileNotFoundError:
-                result.finished += 1  # done meanwhile
-                continue
-            except (OSError, ValueError, NotOwned, InfiniteContextError):
-                relevant = True  # unreadable, foreign, or its settings are broken: replay says so
-            if not relevant:
+            if name not in relevant:
+                try:
+                    relevant[name] = wanted(Record.peek(path))
+                except FileNotFoundError:
+                    result.finished += 1  # done meanwhile
+                    passed.add(name)
+                    continue
+                except (OSError, ValueError, NotOwned, InfiniteContextError):
+                    relevant[name] = True  # unreadable, foreign, or its settings are broken: replay says so
+            if not relevant[name]:
                 passed.add(name)
                 continue
             claim = _claim(folder, name)
