@@ -19,7 +19,8 @@ detached by a hook when none is alive; ``replay.py`` is its loop) holds ``alive.
 life. Nothing foreign is used: the data folder, this folder and each record must belong to the
 user and be writable by no one else (``NotOwned`` otherwise).
 
-This module imports only the standard library: the hook path runs on every tool call. The
+This module needs nothing beyond the standard library (``core.files`` and ``events`` are the
+same): the hook path runs on every tool call. The
 folder comes from ``INFINITE_CONTEXT_DATA_DIR`` in the environment or the platform's data folder
 (``Settings.resolved_data_dir``'s default); a data folder set only in ``.env`` is not read here
 (parsing it would cost every hook its speed), which only moves the queue, not the brain.
@@ -28,6 +29,7 @@ folder comes from ``INFINITE_CONTEXT_DATA_DIR`` in the environment or the platfo
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import os
 import stat
@@ -165,8 +167,6 @@ def enqueue(
     claim = Claim(final, fd)
     try:
         if hold:
-            import fcntl
-
             fcntl.flock(fd, fcntl.LOCK_EX)  # taken before the name appears: no one else gets it
         os.rename(tmp, final)
     except BaseException:
@@ -221,8 +221,6 @@ def open_record(path: str) -> int:
 def claim(path: str) -> Claim | None:
     """The record at ``path`` claimed by this process, or None when someone else holds it or it
     is gone. Raises ``NotOwned`` for a record that is not the user's own (``open_record``)."""
-    import fcntl
-
     try:
         fd = open_record(path)
     except FileNotFoundError:
@@ -243,8 +241,6 @@ def claim(path: str) -> Claim | None:
 
 def _try_lock(path: str) -> int | None:
     """An fd holding an exclusive flock on ``path``, or None when someone else holds it."""
-    import fcntl
-
     fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
