@@ -23,7 +23,7 @@ from infinite_context_brain.core.config import load_settings
 from infinite_context_brain.core.storage import open_store
 from infinite_context_brain.server.claude_code import failures, hooks, replay, spool
 
-from ..conftest import FIXTURES, cli_env, settle_hooks
+from ..conftest import FIXTURES, cli_env, run_cli, settle_hooks
 
 SCRIPT = Path(sys.executable).parent / "infinite-context"
 SMALL = FIXTURES / "claude-reliability" / "coverage-test-fix" / "transcript.jsonl"
@@ -261,6 +261,9 @@ def test_a_folder_that_is_not_the_users_own_is_never_used(store_url: str, projec
     assert done.returncode == 0 and not spool.pending(str(folder))
     assert b"writable by others" in done.stderr
     assert "writable by others" in json.loads(done.stdout)["systemMessage"]
+    doctor = run_cli(store_url, "--json", "doctor", cwd=project_dir)
+    check = {c["name"]: c for c in json.loads(doctor.stdout)["checks"]}["data folder"]
+    assert check["status"] == "fail" and "writable by others" in check["detail"] and "move" in check["fix"]
     if os.getuid() == 0:  # a data folder another user made first
         folder.chmod(0o700)
         os.chown(folder.parent, 65534, 65534)

@@ -108,7 +108,7 @@ def data_check(settings: Settings) -> Check:
     """The data folder (store, hook queue, cursors, logs) must be the user's own: one another user
     made first, or can write, is never used."""
     folders = dict.fromkeys([Path(spool.data_dir()), settings.resolved_data_dir()])
-    for folder in folders:
+    for folder in [*folders, Path(spool.spool_dir())]:
         if not folder.exists():
             continue
         try:
