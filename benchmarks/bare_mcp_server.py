@@ -1,29 +1,21 @@
-"""The peer for the cold-start benchmark: the smallest useful mcp 2.x server (one tool).
+"""The peer of the MCP benchmarks: a stock mcp 2.x server with no-op tools, written the way the
+SDK's documentation writes tools. ``noop`` is a plain function (the SDK runs it in a worker thread,
+as it runs ours), ``noop_async`` a coroutine (no thread)."""
 
-With ``--gc-paused`` it starts the way ours does since issue 19, without the garbage collector
-until it is built (``server/mcp/startup_gc.py``): the cold-start table shows ours against both, so
-our own overhead on top of the SDK stays visible."""
-
-import gc
-import sys
-
-GC_PAUSED = "--gc-paused" in sys.argv
-if GC_PAUSED:
-    gc.disable()
-
-from mcp.server.mcpserver import MCPServer  # noqa: E402
+from mcp.server.mcpserver import MCPServer
 
 app = MCPServer("bare")
 
 
 @app.tool()
-def ping() -> str:
-    return "pong"
+def noop() -> str:
+    return "ok"
 
 
-if GC_PAUSED:
-    gc.freeze()
-    gc.enable()
+@app.tool()
+async def noop_async() -> str:
+    return "ok"
+
 
 if __name__ == "__main__":
     app.run("stdio")

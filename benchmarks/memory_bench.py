@@ -10,6 +10,10 @@ real MCP client over stdio (what an assistant sees), at 1k, 10k and 100k stored 
   words, 50 of an exact identifier such as ``loadInvoice4821``), ``recall(10)`` x30,
   ``bulk_store`` of 500 x3, ``compact`` to 25% x1: p50 / p95 in ms;
 * recall@5: the share of distinctive-word and identifier queries whose item is in the top 5;
+* ranking against plain BM25 (in-process): 40 items drawn from every stored item, live and
+  archived; each one's query is its 3 highest tf-idf words; the reference is the ``rank_bm25``
+  package's BM25Okapi over the same items' words; of the queries it answers right (the item in
+  its top 5), the share ours answers right too (``R@5 vs BM25``; goal >= 0.9);
 * through MCP: the first tool call right after ``initialize`` and 0.5 s after it.
 
 Items are built from a 42-word common vocabulary (25-90 words, as the seed's workload), a few
@@ -22,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import json
+import math
 import random
 import sys
 import time
@@ -33,8 +38,10 @@ from pathlib import Path
 from typing import Any
 
 from common import bench_env, percentile, scratch, table, temp_project
+from rank_bm25 import BM25Okapi
 
 from infinite_context_brain.core.config import load_settings
+from infinite_context_brain.core.memory.text import index_terms
 from infinite_context_brain.core.memory.working import WorkingMemory
 from infinite_context_brain.core.storage import open_store
 from infinite_context_brain.core.text import terms
@@ -265,14 +272,38 @@ async def measure_level(
     return out
 
 
+def against_bm25(wm: WorkingMemory, seed: int, count: int = 40) -> dict[str, float]:
+    """Ranking against plain BM25 (see the module docstring): how many of ``count`` queries the
+    reference answers right, and the share of those ours answers right too."""
+    items = wm.store.memory_all(wm.session_id, archived=None)
+    docs = {i.id: [*(parts := index_terms(i.content, i.summary, i.tags))[0], *parts[1]] for i in items}
+    ids = sorted(docs)
+    reference = BM25Okapi([docs[i] for i in ids], k1=1.2, b=0.75)
+    df = Counter(t for i in ids for t in set(docs[i]))
+    answered = agreed = 0
+    for target in random.Random(seed).sample(ids, min(count, len(ids))):
+        tf = Counter(docs[target])
+        words = sorted(tf, key=lambda w: (-tf[w] * math.log(len(ids) / df[w]), w))[:3]
+        scores = reference.get_scores(words)
+        top = sorted(range(len(ids)), key=lambda k: (-scores[k], ids[k]))[:5]
+        if target in {ids[k] for k in top}:
+            answered += 1
+            agreed += target in {h.item.id for h in wm.query(" ".join(words), 5)}
+    return {"BM25 answered": answered, "R@5 vs BM25": agreed / max(1, answered)}
+
+
 async def run_in_process(store_url: str, levels: list[int]) -> dict[int, dict[str, float]]:
     settings = load_settings(store_url=store_url)  # auto-compact on, default budget
     trips = RoundTrips() if store_url.startswith("redis") else None
     try:
         with open_store(settings) as store:
-            client = InProcess(WorkingMemory(store, f"bench-{uuid.uuid4().hex[:6]}", settings))
-            corpus = Corpus()
-            return {level: await measure_level(client, corpus, level, trips) for level in levels}
+            wm = WorkingMemory(store.memory, f"bench-{uuid.uuid4().hex[:6]}", settings)
+            client, corpus = InProcess(wm), Corpus()
+            found = {}
+            for level in levels:
+                found[level] = await measure_level(client, corpus, level, trips)
+                found[level] |= against_bm25(wm, seed=level)
+            return found
     finally:
         if trips:
             trips.restore()
@@ -373,6 +404,14 @@ def goals(results: dict[str, dict[int, dict[str, float]]], first: dict[str, tupl
         for name, levels in results.items():
             if name.startswith(backend):
                 for level, r in sorted(levels.items()):
+                    if "R@5 vs BM25" in r:
+                        check(
+                            f"{name} R@5 vs plain BM25 @{level // 1000}k",
+                            r["R@5 vs BM25"],
+                            0.9,
+                            "",
+                            lower=False,
+                        )
                     check(f"{name} R@5 words @{level // 1000}k", r["R@5 words"], 0.9, "", lower=False)
                     check(f"{name} R@5 ids @{level // 1000}k", r["R@5 ids"], 1.0, "", lower=False)
                 if 1000 in levels:
@@ -414,6 +453,16 @@ def run(
             for level, r in sorted(levels_found.items())
         ]
         table(f"Working memory, {name}, auto-compact on (ms; recall@5 as a share)", ["items", *COLUMNS], rows)
+    table(
+        "Ranking against plain BM25 (rank_bm25), in-process: queries of an item's 3 highest tf-idf words",
+        ["", "items", "answered by BM25 (of 40)", "ours too (share)"],
+        [
+            [name, f"{level // 1000}k", int(r["BM25 answered"]), round(r["R@5 vs BM25"], 2)]
+            for name, levels_found in results.items()
+            for level, r in sorted(levels_found.items())
+            if "R@5 vs BM25" in r
+        ],
+    )
     counted = results.get("redis in-process", {})
     if counted and "trips query" in counted[min(counted)]:
         table(

@@ -30,25 +30,59 @@ _FILE = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)*[\w.-]+\.(?:" + "|".join(CODE_EXT
 _ISSUE = re.compile(r"(?<![\w.-])([a-z][a-z0-9]*-[a-z0-9]+(?:\.\d+)+|#\d+|[A-Z][A-Z0-9]+-\d+)(?![\w-])")
 _TEST = re.compile(r"\b(test_\w+)\b")
 _MARKUP = re.compile(r"</?[a-z][a-z0-9]*(?:[-_][a-z0-9]+)+(?:\s[^>]*)?>|\[Request interrupted")
-_CURRENT_WORK = re.compile(r"^\s*\d+\.\s*Current Work:?\s*$", re.M | re.I)
-_NEXT_HEADING = re.compile(r"^\s*\d+\.\s*[A-Z][\w ]+:\s*$", re.M)
+_HEADING = r"^[ \t]*(?:#{1,6}[ \t]*)?(?:\*\*)?[ \t]*\d{1,2}\.[ \t]*(?:\*\*)?[ \t]*"
+_NEXT_HEADING = re.compile(_HEADING + r"[A-Z][\w &/()-]*:?[ \t]*(?:\*\*)?[ \t]*:?[ \t]*$", re.M)
+_CODE = re.compile(r"`([^`\n]{2,80})`")
+_CAMEL = re.compile(r"(?<![\w./-])([A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+|[a-z]+(?:[A-Z][a-z0-9]+)+)(?![\w-])")
+_SNAKE = re.compile(r"(?<![\w./-])([a-z][a-z0-9]*(?:_[a-z0-9]+)+)(?![\w-])")
+_HOST = re.compile(r"\b(\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?|localhost:\d+)\b")
+_WORDS_OF_CODE = re.compile(r"[A-Za-z_][\w.:/-]*[\w]")
+
+
+def part(summary: str, name: str) -> str:
+    """One numbered part of a Claude Code compaction summary ("Current Work", "Pending Tasks",
+    "Optional Next Step"), by a word of its heading; "" when absent. Headings come as ``8. Current
+    Work:``, ``**8. Current Work:**`` or ``## 8. Current Work``; the analysis drafts before the
+    summary repeat them, so the last heading of that name counts."""
+    headings = [
+        m
+        for m in re.finditer(_HEADING + r"([A-Z][^\n]*)$", summary, re.M)
+        if name.lower() in m.group(1).lower()
+    ]
+    if not headings:
+        return ""
+    rest = summary[headings[-1].end() :]
+    following = _NEXT_HEADING.search(rest)
+    body = rest[: following.start()] if following else rest
+    return body.split("If you need specific details from before compaction")[0]
 
 
 def current_work(summary: str) -> str:
     """The "Current Work" part of a Claude Code compaction summary (all of it when absent)."""
-    found = _CURRENT_WORK.search(summary)
-    if not found:
-        return summary
-    rest = summary[found.end() :]
-    following = _NEXT_HEADING.search(rest)
-    return rest[: following.start()] if following else rest
+    return part(summary, "current work") or summary
+
+
+def work_parts(summary: str) -> str:
+    """The pending tasks, current work and next step of a summary: what a next session needs."""
+    return "\n".join(part(summary, name) for name in ("pending", "current work", "next step"))
 
 
 def identifiers(text: str) -> list[str]:
+    """Key identifiers: issue ids, test names, file names, code in backticks (each of its words
+    that look like code), CamelCase and snake_case names, hosts with ports."""
     found = [m.group(1) for m in _ISSUE.finditer(text)]
     found += [m.group(1) for m in _TEST.finditer(text)]
     found += [m.group(1).rsplit("/", 1)[-1] for m in _FILE.finditer(text)]
-    return list(dict.fromkeys(found))
+    for code in _CODE.finditer(text):
+        for word in _WORDS_OF_CODE.findall(code.group(1)):
+            word = word.rsplit("/", 1)[-1]
+            if len(word) >= 4 and re.search(r"[A-Z_.(:]|\d", word[1:]):
+                found.append(word)
+
+    found += [m.group(1) for m in _CAMEL.finditer(text)]
+    found += [m.group(1) for m in _SNAKE.finditer(text)]
+    found += [m.group(1) for m in _HOST.finditer(text)]
+    return list(dict.fromkeys(f for f in found if len(f) >= 3))
 
 
 def _command_key(command: str) -> str:
@@ -163,4 +197,48 @@ def score(text: str, at: Moment, work_ids: list[str]) -> Score:
         markup=len(_MARKUP.findall(text)),
         stale_questions=stale,
         chars=len(text),
+    )
+
+
+@dataclass
+class Truth:
+    """A resume against a hand-written ground truth (``data/resume_truth.json``)."""
+
+    request: int
+    request_total: int
+    subtask: int
+    subtask_total: int
+    next_found: int
+    next_total: int
+    decisions_found: int
+    decisions_total: int
+    stale: int
+    missed: list[str] = field(default_factory=list)
+    wrong: list[str] = field(default_factory=list)
+
+
+def _any(patterns: list[str], text: str) -> bool:
+    return any(re.search(p, text, re.I) for p in patterns)
+
+
+def truth_score(text: str, truth: dict[str, Any]) -> Truth:
+    """Each item of the ground truth counts when any of its patterns matches ``text``; a stale
+    pattern that matches is a wrong or stale claim."""
+    steps = truth.get("next_steps", [])
+    decisions = truth.get("decisions", [])
+    missed = [f"next: {s['label']}" for s in steps if not _any(s["any"], text)]
+    missed += [f"decision: {d['label']}" for d in decisions if not _any(d["any"], text)]
+    wrong = [s["label"] for s in truth.get("stale", []) if re.search(s["pattern"], text, re.I)]
+    return Truth(
+        request=int(_any(truth.get("request", []), text)),
+        request_total=1 if truth.get("request") else 0,
+        subtask=int(_any(truth.get("subtask", []), text)),
+        subtask_total=1 if truth.get("subtask") else 0,
+        next_found=sum(_any(s["any"], text) for s in steps),
+        next_total=len(steps),
+        decisions_found=sum(_any(d["any"], text) for d in decisions),
+        decisions_total=len(decisions),
+        stale=len(wrong),
+        missed=missed,
+        wrong=wrong,
     )

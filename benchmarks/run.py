@@ -14,12 +14,27 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import console, scratch
 
 #: "first-call": the start-up figures of "memory" alone (the first call after `initialize`)
-GROUPS = ["mcp", "store", "transcript", "hooks", "merge", "resume", "memory", "first-call", "lsp", "proxy"]
+GROUPS = [
+    "mcp",
+    "store",
+    "transcript",
+    "redact",
+    "hooks",
+    "merge",
+    "resume",
+    "freetext",
+    "memory",
+    "first-call",
+    "lsp",
+    "proxy",
+]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="fewer repetitions (smoke run)")
+    parser.add_argument("--show", action="store_true", help="resume, freetext: print what each point missed")
+
     parser.add_argument(
         "--only",
         choices=GROUPS,
@@ -37,7 +52,7 @@ def main() -> None:
         import mcp_bench
 
         mcp_bench.cold_start(5 if args.quick else 20, store_url)
-        mcp_bench.round_trips(30 if args.quick else 200, store_url)
+        mcp_bench.calls(30 if args.quick else 200, store_url)
 
     if args.only in (None, "store"):
         import store_bench
@@ -50,6 +65,11 @@ def main() -> None:
 
         fresh = f"sqlite:///{Path(scratch('ic-bench-store-')) / 'brain.db'}"
         transcript_bench.run(args.quick, fresh)
+
+    if args.only in (None, "redact"):
+        import redact_bench
+
+        redact_bench.run(3 if args.quick else 7)
 
     if args.only in (None, "proxy"):
         import proxy_bench
@@ -91,7 +111,12 @@ def main() -> None:
     if args.only in (None, "resume"):
         import resume_quality
 
-        resume_quality.run()
+        resume_quality.run(show=args.show)
+
+    if args.only in (None, "freetext"):
+        import freetext_quality
+
+        freetext_quality.run(show=args.show, surfaces=["cli", "mcp"] if args.quick else None)
 
 
 if __name__ == "__main__":

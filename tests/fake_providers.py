@@ -54,8 +54,14 @@ def session_id_in(prompt: str) -> str:
 
 
 def old_state_in(prompt: str) -> dict[str, Any]:
-    block = prompt.split("OLD STATE:\n", 1)[1].split("\n\nNEW FACTS", 1)[0]
+    block = prompt.split("OLD STATE:\n", 1)[1].split("\n\nEARLIER NOTES", 1)[0]
     return json.loads(block)  # type: ignore[no-any-return]
+
+
+def section_in(prompt: str, title: str) -> str:
+    """One titled part of the merge prompt ("THE TEXT AS WRITTEN", "NEW FACTS (since ...)")."""
+    rest = prompt.split(f"\n{title}", 1)[1].split(":\n", 1)[1]
+    return re.split(r"\n\n[A-Z][A-Z ]+(?: \([^)]*\))?:\n", rest, maxsplit=1)[0]
 
 
 def good_answer(task: str) -> Callable[[str], str]:

@@ -17,13 +17,21 @@ PYTHON = sys.executable
 
 
 class RawServer:
-    """One server process; ``reply(id)`` waits for the message answering ``id``."""
+    """One server process (``infinite-context ARGS``, or ``command + ARGS``); ``reply(id)`` waits
+    for the message answering ``id``."""
 
-    def __init__(self, args: list[str], cwd: Path, env: dict[str, str], framed: bool) -> None:
+    def __init__(
+        self,
+        args: list[str],
+        cwd: Path,
+        env: dict[str, str],
+        framed: bool,
+        command: list[str] | None = None,
+    ) -> None:
         self.framed = framed
         self.stderr_path = cwd / f".stderr-{os.getpid()}-{id(self)}.log"
         self.proc = subprocess.Popen(
-            [PYTHON, "-m", "infinite_context_brain.server", *args],
+            [*(command or [PYTHON, "-m", "infinite_context_brain.server"]), *args],
             cwd=cwd,
             env=env,
             stdin=subprocess.PIPE,

@@ -1,19 +1,27 @@
 // Thin client: resolve the interpreter, start `python -m infinite_context_brain.server lsp`, and wire
 // the status item, its menu and the palette commands to the server's infiniteContext/* requests.
-// No product logic lives here: Markdown, diffs and history come rendered from the server.
+// No product logic lives here: Markdown (documents and tooltips, user text escaped once by the
+// server), diffs, history, the brain's size and times come rendered from the server.
 //
-// - Multi-root: the item names the folder and follows the last editor (or notebook) that
-//   belonged to a folder; a Markdown preview, Settings or an empty editor area keep it.
-// - A server that cannot start gets one message naming the cause, and an error state with
-//   actions (Select Interpreter, Install into this interpreter, Open Settings, Show Logs).
+// - Multi-root: the item names the folder (shortened, never at the cost of the figures) and
+//   follows the last editor (or notebook) that belonged to a folder; a Markdown preview,
+//   Settings or an empty editor area keep it.
+// - Both status items carry an accessible name (the figures in words, not the tooltip's Markdown).
+// - Commands run while the server starts wait for it, with a progress notification.
+// - A server that cannot start gets one message naming the cause with at most two buttons (the
+//   fix that can work first; everything else is in the item's menu), and an error state.
+// - Select Interpreter works like the Python extension's: the interpreter in use listed and
+//   marked, each candidate probed (version, package), a choice checked before it is saved,
+//   a workspace's own interpreter saved in the workspace's settings, Browse from the workspace.
 // - Resume, Status and old versions are read-only virtual documents (no Untitled buffers);
 //   History and Rollback compare versions in the diff editor, older on the left.
 // - Checkpoint text is written in an editor tab (a file in the extension's storage, one per
 //   folder): line breaks and a selection survive, and the draft survives a failed send.
-// - Live endless mode: a second item beside the budget shows the per-user proxy's saving
-//   (`$(zap) -78%`) from the server's infiniteContext/proxyStatus notifications; with
-//   infiniteContext.endless.enabled the server starts the proxy, and new integrated terminals
-//   get the variables the server names (ANTHROPIC_BASE_URL) while it runs.
+// - Live endless mode: a second item beside the budget shows the per-user proxy's saving from
+//   the server's infiniteContext/proxyStatus notifications; with infiniteContext.endless.enabled
+//   the server starts the proxy, and new integrated terminals get the variables the server names
+//   (ANTHROPIC_BASE_URL) while it runs. Stopping it asks first (sessions may be using it).
+// - The server's JSON log lines are shown in a log output channel, one readable line each.
 import { execFile } from "node:child_process";
 import * as vscode from "vscode";
 import {
@@ -30,21 +38,30 @@ import {
   Budget,
   DISTRIBUTION,
   HistoryItem,
+  InterpreterFacts,
+  PROBE,
   StartProblem,
+  accessibleLabel,
   checkpointTemplate,
   checkpointText,
   errorTooltip,
   historyItems,
+  interpreterDescription,
+  interpreterFacts,
+  interpreterLabel,
+  interpreterScope,
   level,
+  logLine,
   menuItems,
+  problemActions,
   ProxyState,
+  proxyAccessibleLabel,
   proxyLevel,
   proxyMenuItems,
   proxyText,
-  proxyTooltip,
   startProblem,
   statusText,
-  tooltip,
+  withInstallFacts,
 } from "./status";
 
 const SECTION = "infiniteContext";
@@ -52,7 +69,9 @@ const SCHEME = "infinite-context";
 const CHECKPOINT_CONTEXT = "infiniteContext.checkpointEditor";
 
 let client: LanguageClient | undefined;
-let output: vscode.OutputChannel;
+/** the current start: true once the server runs, false if it cannot start */
+let starting: Promise<boolean> = Promise.resolve(false);
+let output: vscode.LogOutputChannel;
 let statusItem: vscode.StatusBarItem;
 let proxyItem: vscode.StatusBarItem;
 let proxy: ProxyState | undefined;
@@ -113,21 +132,25 @@ function noteUri(uri: vscode.Uri | undefined): void {
 function renderStatus(): void {
   const folder = activeFolder();
   const name = multiRoot() ? folder?.name : undefined;
+  renderProxy();
   if (problem) {
-    renderProxy();
     statusItem.text = "$(error) Infinite Context";
-    const tip = new vscode.MarkdownString(errorTooltip(problem));
-    statusItem.tooltip = tip;
+    statusItem.tooltip = errorTooltip(problem);
+    statusItem.accessibilityInformation = { label: `Infinite Context cannot start: ${problem.message}`, role: "button" };
     statusItem.backgroundColor = new vscode.ThemeColor("statusBarItem.errorBackground");
     statusItem.show();
     return;
   }
-  renderProxy();
   const budget = folder ? budgets.get(folder.uri.toString()) : undefined;
   statusItem.text = statusText(budget, name);
-  const tip = new vscode.MarkdownString(tooltip(budget, new Date(), name));
-  tip.supportThemeIcons = true;
-  statusItem.tooltip = tip;
+  statusItem.accessibilityInformation = { label: accessibleLabel(budget, name), role: "button" };
+  if (budget?.tooltip) {
+    const tip = new vscode.MarkdownString(budget.tooltip);
+    tip.supportThemeIcons = true;
+    statusItem.tooltip = tip;
+  } else {
+    statusItem.tooltip = "Infinite Context: starting the language server…";
+  }
   const severity = level(budget);
   statusItem.backgroundColor =
     severity === "error"
@@ -145,9 +168,12 @@ function renderProxy(): void {
     return;
   }
   proxyItem.text = text;
-  const tip = new vscode.MarkdownString(proxyTooltip(proxy));
-  tip.supportThemeIcons = true;
-  proxyItem.tooltip = tip;
+  proxyItem.accessibilityInformation = { label: proxyAccessibleLabel(proxy), role: "button" };
+  if (proxy.tooltip) {
+    const tip = new vscode.MarkdownString(proxy.tooltip);
+    tip.supportThemeIcons = true;
+    proxyItem.tooltip = tip;
+  }
   proxyItem.backgroundColor = proxyLevel(proxy) === "warning" ? new vscode.ThemeColor("statusBarItem.warningBackground") : undefined;
   proxyItem.show();
 }
@@ -194,22 +220,36 @@ function onProxyState(state: ProxyState): void {
 }
 
 async function proxyAction(action: "start" | "stop"): Promise<void> {
-  const running = client;
-  if (!running || running.state !== State.Running) {
-    void vscode.window.showWarningMessage("Infinite Context: the language server is not running; start it first (Restart Server).");
+  if (!(await serverReady())) {
     return;
+  }
+  const live = client;
+  if (!live) {
+    return;
+  }
+  if (action === "stop" && proxy?.running) {
+    // One proxy per user: Claude Code sessions started in routed terminals (or by
+    // `install claude-code --endless`) send every request through it.
+    const sure = await vscode.window.showWarningMessage(
+      "Stop the live proxy?",
+      {
+        modal: true,
+        detail:
+          `Claude Code sessions that go through it (ANTHROPIC_BASE_URL=${proxy.url ?? "?"}) cannot reach the API until it runs again. ` +
+          "New integrated terminals go to the API directly. Start Live Proxy (in this item's menu) starts it again.",
+      },
+      "Stop Proxy",
+    );
+    if (sure !== "Stop Proxy") {
+      return;
+    }
   }
   try {
     const state = await vscode.window.withProgress(
       { location: vscode.ProgressLocation.Window, title: action === "start" ? "Starting the live proxy" : "Stopping the live proxy" },
-      () => running.sendRequest<ProxyState>("infiniteContext/proxy", { action }),
+      () => live.sendRequest<ProxyState>("infiniteContext/proxy", { action }),
     );
     onProxyState(state);
-    if (action === "stop" && state.enabled) {
-      void vscode.window.showInformationMessage(
-        "Infinite Context: live proxy stopped. New terminals go to the API directly; Claude Code sessions still routed to it cannot reach the API until it runs again.",
-      );
-    }
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
     void vscode.window.showErrorMessage(`Infinite Context: ${message}`);
@@ -237,8 +277,7 @@ async function openProxyLog(): Promise<void> {
 
 async function showMenu(): Promise<void> {
   const folder = activeFolder();
-  const running = client?.state === State.Running;
-  const items = menuItems(running, problem, folder?.name, multiRoot());
+  const items = menuItems(running(), problem, folder?.name, multiRoot());
   const pick = await vscode.window.showQuickPick(items, {
     title: folder && multiRoot() ? `Infinite Context · ${folder.name}` : "Infinite Context",
     placeHolder: problem ? "The language server cannot start: what to do" : "What to do",
@@ -274,7 +313,7 @@ async function resolveInterpreter(): Promise<string> {
         return path;
       }
     } catch (err) {
-      output.appendLine(`Python extension did not give an interpreter: ${String(err)}`);
+      output.warn(`Python extension did not give an interpreter: ${String(err)}`);
     }
   }
   return "python3";
@@ -298,29 +337,38 @@ function checkInterpreter(python: string): Promise<StartProblem | undefined> {
   return new Promise((resolve) => {
     execFile(python, ["-m", "infinite_context_brain.server", "--version"], { timeout: 60_000 }, (err, stdout, stderr) => {
       if (!err) {
-        output.appendLine(`${python}: ${stdout.trim()}`);
+        output.info(`${python}: ${stdout.trim()}`);
         resolve(undefined);
         return;
       }
       const code = (err as NodeJS.ErrnoException).code;
-      output.appendLine(`${python} -m infinite_context_brain.server --version failed:\n${stderr || String(err)}`);
-      resolve(startProblem(python, code, stderr));
+      output.warn(`${python} -m infinite_context_brain.server --version failed:\n${stderr || String(err)}`);
+      const found = startProblem(python, code, stderr);
+      if (found.kind !== "not-installed") {
+        resolve(found);
+        return;
+      }
+      void probe(python).then((facts) => resolve(withInstallFacts(found, facts)));
     });
+  });
+}
+
+/** Version, package, pip of an interpreter (undefined: it does not run). */
+function probe(python: string): Promise<InterpreterFacts | undefined> {
+  return new Promise((resolve) => {
+    execFile(python, ["-c", PROBE], { timeout: 30_000 }, (err, stdout) => resolve(err ? undefined : interpreterFacts(stdout)));
   });
 }
 
 async function reportProblem(found: StartProblem): Promise<void> {
   problem = found;
   renderStatus();
-  const actions =
-    found.kind === "not-installed"
-      ? ["Install into this interpreter", "Select Interpreter", "Open Settings", "Show Logs"]
-      : ["Select Interpreter", "Open Settings", "Show Logs"];
-  const choice = await vscode.window.showErrorMessage(`Infinite Context cannot start: ${found.message}`, ...actions);
+  const actions = problemActions(found);
+  const text = [found.message, found.hint].filter(Boolean).join(" ");
+  const choice = await vscode.window.showErrorMessage(`Infinite Context cannot start: ${text}`, ...actions);
   const commands: Record<string, string> = {
     "Install into this interpreter": "infiniteContext.installServer",
     "Select Interpreter": "infiniteContext.selectInterpreter",
-    "Open Settings": "infiniteContext.openSettings",
     "Show Logs": "infiniteContext.showLogs",
   };
   if (choice) {
@@ -328,19 +376,76 @@ async function reportProblem(found: StartProblem): Promise<void> {
   }
 }
 
-async function startClient(context: vscode.ExtensionContext): Promise<void> {
+function running(): boolean {
+  return client?.state === State.Running;
+}
+
+/** Wait for a start under way (with progress); false when the server is not running after it. */
+async function serverReady(): Promise<boolean> {
+  if (running()) {
+    return true;
+  }
+  if (!problem) {
+    const ready = await vscode.window.withProgress(
+      { location: vscode.ProgressLocation.Notification, title: "Infinite Context: waiting for the language server to start…" },
+      () => starting,
+    );
+    if (ready && running()) {
+      return true;
+    }
+  }
+  if (problem) {
+    void reportProblem(problem);
+  } else {
+    void vscode.window.showWarningMessage("Infinite Context: the language server is not running (Restart Server in the item's menu).");
+  }
+  return false;
+}
+
+/** The languageclient writes the server's stderr here in chunks: whole lines go to the log
+ * channel, each JSON log line as its message, fields and level. */
+function serverOutput(log: vscode.LogOutputChannel): vscode.OutputChannel {
+  let pending = "";
+  const write = (line: string): void => {
+    if (!line.trim()) {
+      return;
+    }
+    const { level: at, text } = logLine(line);
+    log[at](text);
+  };
+  return {
+    name: log.name,
+    append(value: string): void {
+      const lines = (pending + value).split(/\r?\n/);
+      pending = lines.pop() ?? "";
+      lines.forEach(write);
+    },
+    appendLine(value: string): void {
+      write(pending + value);
+      pending = "";
+    },
+    replace: (value: string) => log.replace(value),
+    clear: () => log.clear(),
+    show: (...args: unknown[]) => log.show(...(args as [boolean?])),
+    hide: () => log.hide(),
+    dispose: () => undefined, // the log channel is disposed with the extension
+  };
+}
+
+async function startClient(context: vscode.ExtensionContext): Promise<boolean> {
   problem = undefined;
-  interpreter = await resolveInterpreter();
+  const python = await resolveInterpreter();
+  interpreter = python;
   renderStatus();
-  const found = await checkInterpreter(interpreter);
+  const found = await checkInterpreter(python);
   if (found) {
     void reportProblem(found);
-    return;
+    return false;
   }
-  const serverOptions: ServerOptions = { command: interpreter, args: ["-m", "infinite_context_brain.server", "lsp"] };
+  const serverOptions: ServerOptions = { command: python, args: ["-m", "infinite_context_brain.server", "lsp"] };
   const clientOptions: LanguageClientOptions = {
     documentSelector: [{ scheme: "file" }],
-    outputChannel: output,
+    outputChannel: serverOutput(output),
     revealOutputChannelOn: RevealOutputChannelOn.Never,
     initializationOptions: initializationOptions(),
     // One message of our own, not the client's five generic ones; no restart loop.
@@ -367,39 +472,52 @@ async function startClient(context: vscode.ExtensionContext): Promise<void> {
     }),
     client.onNotification("infiniteContext/proxyStatus", onProxyState),
   );
-  output.appendLine(`Starting ${interpreter} -m infinite_context_brain.server lsp`);
+  output.info(`Starting ${python} -m infinite_context_brain.server lsp`);
   try {
     await client.start();
   } catch (err) {
-    output.appendLine(`The language server did not start: ${String(err)}`);
-    void reportProblem({ kind: "failed", message: `${interpreter} -m infinite_context_brain.server lsp did not start (see Show Logs).` });
+    output.error(`The language server did not start: ${String(err)}`);
+    void reportProblem({ kind: "failed", message: `${python} -m infinite_context_brain.server lsp did not start (see Show Logs).` });
+    return false;
   }
+  return true;
 }
 
 let stopping = false;
+/** the last start or restart; the next one runs after it (settings can change twice in a row) */
+let restarting: Promise<void> = Promise.resolve();
+let restartQueued = false;
 
-async function restart(context: vscode.ExtensionContext): Promise<void> {
-  if (client) {
-    stopping = true;
-    await client.stop().catch(() => undefined);
-    stopping = false;
-    client = undefined;
+/** Stop the server and start it again, after any start under way; requests made meanwhile
+ * wait for the new start. Restarts asked for while one is queued are that one. */
+function restart(context: vscode.ExtensionContext): Promise<void> {
+  if (!restartQueued) {
+    restartQueued = true;
+    const run = restarting.then(async () => {
+      restartQueued = false;
+      if (client) {
+        stopping = true;
+        await client.stop().catch(() => undefined);
+        stopping = false;
+        client = undefined;
+      }
+      budgets.clear();
+      proxy = undefined;
+      renderStatus();
+      return startClient(context);
+    });
+    starting = run;
+    restarting = run.then(() => undefined);
   }
-  budgets.clear();
-  proxy = undefined;
-  renderStatus();
-  await startClient(context);
+  return restarting;
 }
 
 async function request<T>(method: string, params: Record<string, unknown> = {}, folder = activeFolder()): Promise<T | undefined> {
-  if (problem) {
-    void reportProblem(problem);
+  if (!folder) {
+    void vscode.window.showWarningMessage("Infinite Context: open a folder first.");
     return undefined;
   }
-  if (!client || client.state !== State.Running || !folder) {
-    void vscode.window.showWarningMessage(
-      folder ? "Infinite Context: the language server is still starting; try again in a moment." : "Infinite Context: open a folder first.",
-    );
+  if (!(await serverReady()) || !client) {
     return undefined;
   }
   try {
@@ -411,53 +529,129 @@ async function request<T>(method: string, params: Record<string, unknown> = {}, 
   }
 }
 
-async function selectInterpreter(): Promise<void> {
-  const candidates: (vscode.QuickPickItem & { path?: string; run?: string })[] = [];
-  if (vscode.extensions.getExtension("ms-python.python")) {
-    candidates.push({ label: "$(symbol-misc) Use the Python extension's interpreter…", run: "python.setInterpreter" });
-  }
+type InterpreterPick = vscode.QuickPickItem & { path?: string; run?: string; browse?: boolean };
+
+/** The interpreters to offer: the one in use first, then each folder's virtual environments,
+ * python3 from PATH; each probed (in parallel) for its version and the package. */
+async function interpreterItems(): Promise<InterpreterPick[]> {
+  const paths: { path: string; where?: string }[] = [{ path: interpreter, where: "in use" }];
   for (const folder of folders()) {
-    for (const rel of [".venv/bin/python", "venv/bin/python", ".venv/Scripts/python.exe"]) {
+    for (const rel of [".venv/bin/python", "venv/bin/python", ".venv/Scripts/python.exe", "venv/Scripts/python.exe"]) {
       const uri = vscode.Uri.joinPath(folder.uri, rel);
       try {
         await vscode.workspace.fs.stat(uri);
-        candidates.push({ label: uri.fsPath, description: folder.name, path: uri.fsPath });
+        paths.push({ path: uri.fsPath, where: folder.name });
       } catch {
         // not there
       }
     }
   }
-  candidates.push({ label: "python3", description: "from PATH", path: "python3" });
-  candidates.push({ label: "$(folder-opened) Browse…" });
-  const pick = await vscode.window.showQuickPick(candidates, {
-    title: "Infinite Context: Python interpreter",
-    placeHolder: `Now: ${interpreter}`,
+  paths.push({ path: "python3", where: "from PATH" });
+  const unique = paths.filter((p, i) => paths.findIndex((q) => q.path === p.path) === i);
+  const facts = await Promise.all(unique.map((p) => probe(p.path)));
+  const shown = folders().map((f) => ({ name: f.name, path: f.uri.fsPath }));
+  const items: InterpreterPick[] = unique.map((p, i) => {
+    const inUse = p.path === interpreter;
+    const label = interpreterLabel(p.path, shown);
+    return {
+      label: `${inUse ? "$(check) " : ""}${label}`,
+      description: interpreterDescription(facts[i], inUse),
+      detail: label !== p.path ? p.path : p.where === "from PATH" ? "from PATH" : undefined,
+      path: p.path,
+    };
+  });
+  if (vscode.extensions.getExtension("ms-python.python")) {
+    items.push({ label: "$(symbol-misc) Use the Python extension's interpreter…", run: "python.setInterpreter" });
+  }
+  items.push({ label: "$(folder-opened) Browse…", description: "a Python in the workspace or anywhere", browse: true });
+  return items;
+}
+
+async function selectInterpreter(): Promise<void> {
+  const pick = await vscode.window.showQuickPick(interpreterItems(), {
+    title: "Infinite Context: Select Interpreter",
+    placeHolder: `In use: ${interpreter}`,
+    matchOnDescription: true,
   });
   if (!pick) {
     return;
   }
-  let path = pick.path;
+  const config = vscode.workspace.getConfiguration(SECTION);
   if (pick.run) {
     await vscode.commands.executeCommand(pick.run);
-    await vscode.workspace.getConfiguration(SECTION).update("interpreter", "", vscode.ConfigurationTarget.Global);
+    await config.update("interpreter", undefined, vscode.ConfigurationTarget.Workspace);
+    await config.update("interpreter", undefined, vscode.ConfigurationTarget.Global);
     return;
   }
-  if (!path) {
-    const picked = await vscode.window.showOpenDialog({ canSelectMany: false, title: "Python interpreter with infinite-context" });
+  let path = pick.path;
+  if (pick.browse) {
+    const picked = await vscode.window.showOpenDialog({
+      canSelectMany: false,
+      canSelectFolders: false,
+      defaultUri: activeFolder()?.uri,
+      openLabel: "Select Interpreter",
+      title: `A Python interpreter with ${DISTRIBUTION}`,
+    });
     path = picked?.[0]?.fsPath;
   }
   if (path) {
-    await vscode.workspace.getConfiguration(SECTION).update("interpreter", path, vscode.ConfigurationTarget.Global);
+    await useInterpreter(path);
+  }
+}
+
+/** Save ``path`` as the interpreter if it can run the server; otherwise say why (and offer the
+ * install when that can work), and save nothing. */
+async function useInterpreter(path: string): Promise<void> {
+  const found = await vscode.window.withProgress(
+    { location: vscode.ProgressLocation.Notification, title: `Infinite Context: checking ${path}…` },
+    () => checkInterpreter(path),
+  );
+  if (found) {
+    const text = [found.message, found.hint].filter(Boolean).join(" ");
+    const install = found.installable ? [`Install ${DISTRIBUTION} into It`] : [];
+    const choice = await vscode.window.showWarningMessage(`Infinite Context: not selected: ${text}`, ...install);
+    if (choice) {
+      await install_(path, async () => saveInterpreter(path));
+    }
+    return;
+  }
+  await saveInterpreter(path);
+}
+
+async function saveInterpreter(path: string): Promise<void> {
+  const config = vscode.workspace.getConfiguration(SECTION);
+  if (interpreterScope(path, folders().map((f) => f.uri.fsPath)) === "workspace") {
+    await config.update("interpreter", path, vscode.ConfigurationTarget.Workspace);
+  } else {
+    // A workspace value would win over the user's: the choice must take effect.
+    if (config.inspect<string>("interpreter")?.workspaceValue !== undefined) {
+      await config.update("interpreter", undefined, vscode.ConfigurationTarget.Workspace);
+    }
+    await config.update("interpreter", path, vscode.ConfigurationTarget.Global);
   }
 }
 
 async function installServer(context: vscode.ExtensionContext): Promise<void> {
+  const facts = await probe(interpreter);
+  const can = withInstallFacts({ kind: "not-installed", message: "" }, facts);
+  if (!facts || !can.installable) {
+    const why = facts ? (can.hint ?? "") : `${interpreter} does not run.`;
+    void vscode.window.showErrorMessage(`Infinite Context: cannot install into ${interpreter}: ${why}`, "Select Interpreter").then(
+      (choice) => choice && vscode.commands.executeCommand("infiniteContext.selectInterpreter"),
+    );
+    return;
+  }
+  await install_(interpreter, () => restart(context));
+}
+
+/** `python -m pip install` the distribution as a task (its terminal shows pip's output). */
+async function install_(python: string, then: () => Promise<void>): Promise<void> {
   const task = new vscode.Task(
     { type: "shell", task: `install ${DISTRIBUTION}` },
     vscode.TaskScope.Workspace,
     `install ${DISTRIBUTION}`,
     "Infinite Context",
-    new vscode.ProcessExecution(interpreter, ["-m", "pip", "install", DISTRIBUTION]),
+    new vscode.ProcessExecution(python, ["-m", "pip", "install", DISTRIBUTION]),
   );
   const execution = await vscode.tasks.executeTask(task);
   const done = vscode.tasks.onDidEndTaskProcess(async (event) => {
@@ -466,10 +660,12 @@ async function installServer(context: vscode.ExtensionContext): Promise<void> {
     }
     done.dispose();
     if (event.exitCode === 0) {
-      void vscode.window.showInformationMessage("Infinite Context installed: starting the server.");
-      await restart(context);
+      void vscode.window.showInformationMessage(`Infinite Context: ${DISTRIBUTION} installed into ${python}; starting the server.`);
+      await then();
+    } else if (event.exitCode === undefined) {
+      void vscode.window.showErrorMessage(`Installing ${DISTRIBUTION} did not run: ${python} could not be started. Select another interpreter.`);
     } else {
-      void vscode.window.showErrorMessage(`Installing ${DISTRIBUTION} failed (exit ${String(event.exitCode)}): see the terminal.`);
+      void vscode.window.showErrorMessage(`Installing ${DISTRIBUTION} into ${python} failed (pip exited with ${event.exitCode}): see the terminal.`);
     }
   });
 }
@@ -517,6 +713,9 @@ const provider: vscode.TextDocumentContentProvider = {
 };
 
 async function openDoc(folder: vscode.WorkspaceFolder, kind: DocKind): Promise<void> {
+  if (!(await serverReady())) {
+    return; // no tab that says "not available"
+  }
   const doc = await vscode.workspace.openTextDocument(docUri(folder, kind));
   await vscode.window.showTextDocument(doc, { preview: true });
 }
@@ -589,7 +788,7 @@ async function acceptCheckpoint(): Promise<void> {
   await doc.save();
   const result = await vscode.window.withProgress(
     { location: vscode.ProgressLocation.Notification, title: `Infinite Context: merging into ${folder.name}…` },
-    () => request<{ version: number; merged_by: string; state_tokens: number }>("checkpoint", { context }, folder),
+    () => request<{ version: number; merged_by: string; state_tokens: number; token_cap: number }>("checkpoint", { context }, folder),
   );
   if (!result) {
     return; // the draft stays in its tab and on disk
@@ -602,7 +801,7 @@ async function acceptCheckpoint(): Promise<void> {
   lastFolder = folder;
   renderStatus();
   void vscode.window.showInformationMessage(
-    `Checkpoint v${result.version} saved in ${folder.name} (merged by ${result.merged_by}, ${result.state_tokens} tokens).`,
+    `Checkpoint v${result.version} saved in ${folder.name}: brain ${result.state_tokens.toLocaleString("en")} / ${result.token_cap.toLocaleString("en")} tokens, merged by ${result.merged_by}.`,
   );
 }
 
@@ -724,7 +923,7 @@ function registerMcp(context: vscode.ExtensionContext): void {
   const lm = (vscode as unknown as { lm?: McpApi }).lm;
   const Definition = (vscode as unknown as { McpStdioServerDefinition?: McpStdioCtor }).McpStdioServerDefinition;
   if (!lm?.registerMcpServerDefinitionProvider || !Definition) {
-    output.appendLine("This VS Code has no MCP server API: not offering the MCP server.");
+    output.info("This VS Code has no MCP server API: not offering the MCP server.");
     return;
   }
   // VS Code 1.100 had this API under the older contribution name (modelContextServerCollections,
@@ -745,14 +944,14 @@ function registerMcp(context: vscode.ExtensionContext): void {
       }),
     );
   } catch (err) {
-    output.appendLine(`MCP server not offered to the editor: ${String(err)}`);
+    output.warn(`MCP server not offered to the editor: ${String(err)}`);
   }
 }
 
 // ---- activation -----------------------------------------------------------------------------
 
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
-  output = vscode.window.createOutputChannel("Infinite Context");
+  output = vscode.window.createOutputChannel("Infinite Context", { log: true });
   storage = context.globalStorageUri;
   statusItem = vscode.window.createStatusBarItem("infiniteContext.status", vscode.StatusBarAlignment.Left, 100);
   statusItem.name = "Infinite Context";
@@ -809,7 +1008,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     }),
   );
   registerMcp(context);
-  await startClient(context);
+  // Not awaited: the commands are there at once, and wait for the server themselves.
+  starting = startClient(context);
+  restarting = starting.then(() => undefined);
 }
 
 export async function deactivate(): Promise<void> {

@@ -12,6 +12,11 @@ export interface Budget {
   refining?: string | null;
   store?: string | null;
   currentTask?: string | null;
+  /** the brain's size, as `status` and a checkpoint report it */
+  stateTokens?: number | null;
+  tokenCap?: number | null;
+  /** the hover, rendered by the server (Markdown, user text escaped there) */
+  tooltip?: string | null;
 }
 
 export interface HistoryItem {
@@ -39,11 +44,6 @@ export function compact(tokens: number): string {
   return String(tokens);
 }
 
-/** User text made literal in a MarkdownString: `List<T>` stays `List<T>`, `*x*` stays `*x*`. */
-export function escapeMarkdown(text: string): string {
-  return text.replace(/[\\`*_{}[\]()#+\-.!|<>~&]/g, "\\$&");
-}
-
 /** Status bar text can hold `$(icon)` syntax: user text must not start one. */
 function plainLabel(text: string): string {
   return text.replace(/\$\(/g, "$\u200b(");
@@ -54,7 +54,7 @@ function plainLabel(text: string): string {
  * `folder` (the workspace folder's name) is shown when more than one folder is open.
  */
 export function statusText(b: Budget | undefined, folder?: string): string {
-  const where = folder ? ` ${plainLabel(folder)}` : "";
+  const where = folder ? ` ${plainLabel(shortName(folder))}` : "";
   if (!b) {
     return folder ? `$(history)${where}` : "$(history) Infinite Context";
   }
@@ -70,6 +70,44 @@ export function statusText(b: Budget | undefined, folder?: string): string {
   return `$(history)${where}${version}${refining}`;
 }
 
+/** Folder names longer than this are shortened in the middle, so a long name never pushes the
+ * figures (context or memory, version) out of the item: they matter more than the name. VS Code
+ * cuts an item at 40% of the window's width: at 800 px, room for about 45 characters beside
+ * the icon, and the longest figures (" · mem 100k/100k · no checkpoint") take 31 of them. */
+export const NAME_LIMIT = 14;
+
+/** "a-very-long-project-folder-name" -> "a-very-long-…folder-name" (the end tells folders apart
+ * as often as the start). */
+export function shortName(name: string, limit = NAME_LIMIT): string {
+  const chars = [...name];
+  if (chars.length <= limit) {
+    return name;
+  }
+  const head = Math.ceil((limit - 1) / 2);
+  const tail = limit - 1 - head;
+  return `${chars.slice(0, head).join("")}…${chars.slice(chars.length - tail).join("")}`;
+}
+
+/** What a screen reader says for the status item: the figures in words, no Markdown, no icons. */
+export function accessibleLabel(b: Budget | undefined, folder?: string): string {
+  const head = folder ? `Infinite Context, ${folder}` : "Infinite Context";
+  if (!b) {
+    return `${head}: starting the language server`;
+  }
+  const parts: string[] = [];
+  if (b.contextTokens != null && b.contextWindow) {
+    const pct = Math.round((100 * b.contextTokens) / b.contextWindow);
+    parts.push(`context ${compact(b.contextTokens)} of ${compact(b.contextWindow)} tokens, ${pct} percent`);
+  } else if (b.memoryTokens != null && b.memoryBudget) {
+    parts.push(`working memory ${compact(b.memoryTokens)} of ${compact(b.memoryBudget)} tokens`);
+  }
+  parts.push(b.version > 0 ? `checkpoint version ${b.version}` : "no checkpoint yet");
+  if (b.refining) {
+    parts.push("refining");
+  }
+  return `${head}: ${parts.join(", ")}`;
+}
+
 /** Warning at >= 75% of the context window, error at >= 90%. */
 export function level(b: Budget | undefined): Level {
   if (!b || b.contextTokens == null || !b.contextWindow) {
@@ -82,54 +120,13 @@ export function level(b: Budget | undefined): Level {
   return share >= WARNING_SHARE ? "warning" : "normal";
 }
 
-export function age(iso: string | null | undefined, now: Date = new Date()): string {
+/** An ISO time as every surface of the product writes it: "2026-01-01 10:00 UTC". */
+export function shownTime(iso: string | null | undefined): string {
   if (!iso) {
     return "never";
   }
-  const seconds = Math.max(0, (now.getTime() - new Date(iso).getTime()) / 1000);
-  if (seconds < 60) {
-    return "just now";
-  }
-  if (seconds < 3600) {
-    return `${Math.floor(seconds / 60)} min ago`;
-  }
-  if (seconds < 86400) {
-    return `${Math.floor(seconds / 3600)} h ago`;
-  }
-  return `${Math.floor(seconds / 86400)} d ago`;
-}
-
-/** Markdown for the status bar tooltip (every piece of user text escaped). */
-export function tooltip(b: Budget | undefined, now: Date = new Date(), folder?: string): string {
-  if (!b) {
-    return "Infinite Context: starting the language server…";
-  }
-  const lines = [folder ? `**Infinite Context** · ${escapeMarkdown(folder)}` : "**Infinite Context**", ""];
-  if (b.contextTokens != null && b.contextWindow) {
-    const pct = Math.round((100 * b.contextTokens) / b.contextWindow);
-    lines.push(`- Context: ${b.contextTokens.toLocaleString("en")} / ${b.contextWindow.toLocaleString("en")} tokens (${pct}%)`);
-  } else {
-    lines.push("- Context: no live Claude Code session in this folder");
-  }
-  if (b.memoryTokens != null && b.memoryBudget) {
-    lines.push(`- Working memory: ${b.memoryTokens.toLocaleString("en")} / ${b.memoryBudget.toLocaleString("en")} tokens`);
-  }
-  lines.push(
-    b.version > 0
-      ? `- Checkpoint v${b.version}, ${age(b.lastCheckpoint, now)}, merged by ${b.mergedBy ?? "?"}`
-      : "- No checkpoint yet: Checkpoint (in the menu) saves what you are working on",
-  );
-  if (b.refining) {
-    lines.push(`- Refining with ${escapeMarkdown(b.refining)}`);
-  }
-  if (b.currentTask) {
-    lines.push(`- Current task: ${escapeMarkdown(b.currentTask)}`);
-  }
-  if (b.store) {
-    lines.push(`- Store: ${escapeMarkdown(b.store)}`);
-  }
-  lines.push("", "_Click for the menu: checkpoint, resume, history, rollback, settings, logs._");
-  return lines.join("\n");
+  const at = new Date(iso);
+  return Number.isNaN(at.getTime()) ? iso : `${at.toISOString().slice(0, 16).replace("T", " ")} UTC`;
 }
 
 export interface PickItem {
@@ -143,7 +140,7 @@ export interface PickItem {
 export function historyItems(items: HistoryItem[], current: number): PickItem[] {
   return items.map((h) => ({
     label: `v${h.version}${h.version === current ? " (current)" : ""}`,
-    description: `${h.timestamp.replace("T", " ").slice(0, 16)} · ${h.merged_by}`,
+    description: `${shownTime(h.timestamp)} · ${h.merged_by}`,
     detail: h.first_line || "(no task)",
     version: h.version,
   }));
@@ -153,6 +150,10 @@ export function historyItems(items: HistoryItem[], current: number): PickItem[] 
 export interface StartProblem {
   kind: "no-interpreter" | "not-installed" | "failed";
   message: string;
+  /** pip can install the package into this interpreter (it has pip; not a system Python) */
+  installable?: boolean;
+  /** what to do instead when it cannot */
+  hint?: string;
 }
 
 export function startProblem(python: string, code: string | number | null | undefined, stderr: string): StartProblem {
@@ -163,22 +164,137 @@ export function startProblem(python: string, code: string | number | null | unde
   if (missing) {
     return {
       kind: "not-installed",
-      message: `${python} does not have infinite-context installed (No module named '${missing[1]}').`,
+      message: `${python} does not have ${DISTRIBUTION} installed (No module named '${missing[1]}').`,
     };
   }
   const last = stderr.trim().split(/\r?\n/).filter(Boolean).pop() ?? `exit status ${String(code)}`;
   return { kind: "failed", message: `${python} -m infinite_context_brain.server failed: ${last}` };
 }
 
-/** Status bar text and tooltip for the error state. */
+/** A Python interpreter as the probe below reports it. */
+export interface InterpreterFacts {
+  python: string;
+  /** the installed version of the package, null without it */
+  server: string | null;
+  pip: boolean;
+  /** a system Python that refuses pip installs (PEP 668) */
+  managed: boolean;
+  venv: boolean;
+}
+
+/** Run with `python -c`: what the picker shows and whether installing can work. Standard library
+ * only: it runs in interpreters without the package. */
+export const PROBE = [
+  "import importlib.util, json, os, sys, sysconfig",
+  "try:",
+  "    from importlib.metadata import version",
+  `    server = version(${JSON.stringify(DISTRIBUTION)})`,
+  "except Exception:",
+  "    server = None",
+  "venv = sys.prefix != sys.base_prefix",
+  "managed = not venv and os.path.exists(os.path.join(sysconfig.get_path('stdlib'), 'EXTERNALLY-MANAGED'))",
+  "print(json.dumps({'python': '%d.%d.%d' % sys.version_info[:3], 'server': server,",
+  "    'pip': importlib.util.find_spec('pip') is not None, 'managed': managed, 'venv': venv}))",
+].join("\n");
+
+export function interpreterFacts(stdout: string): InterpreterFacts | undefined {
+  try {
+    const facts = JSON.parse(stdout.trim().split(/\r?\n/).pop() ?? "") as InterpreterFacts;
+    return typeof facts.python === "string" ? facts : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A not-installed problem made precise: can pip put the package into this interpreter, and if
+ * not, what instead. */
+export function withInstallFacts(problem: StartProblem, facts: InterpreterFacts | undefined): StartProblem {
+  if (problem.kind !== "not-installed") {
+    return problem;
+  }
+  if (!facts?.pip) {
+    return { ...problem, installable: false, hint: "It has no pip: select another interpreter, or create a virtual environment (python3 -m venv .venv) and install into it." };
+  }
+  if (facts.managed) {
+    return { ...problem, installable: false, hint: "It is the system's Python, which refuses pip installs: create a virtual environment (python3 -m venv .venv), install into it, then select it." };
+  }
+  return { ...problem, installable: true };
+}
+
+/** The error toast's buttons: the one fix that can work, and one more; the rest is in the menu. */
+export function problemActions(problem: StartProblem): string[] {
+  return problem.installable ? ["Install into this interpreter", "Select Interpreter"] : ["Select Interpreter", "Show Logs"];
+}
+
+/** The error state's tooltip: plain text (no Markdown: nothing to escape). */
 export function errorTooltip(problem: StartProblem): string {
-  return [
-    "**Infinite Context cannot start**",
-    "",
-    escapeMarkdown(problem.message),
-    "",
-    "Click for: Select Interpreter, Install into this interpreter, Open Settings, Show Logs.",
-  ].join("\n");
+  const actions = menuItems(false, problem)
+    .slice(1)
+    .map((i) => i.label.replace(/^\$\([\w~-]+\) /, "").replace(/…$/, ""));
+  return ["Infinite Context cannot start", "", problem.message, ...(problem.hint ? [problem.hint] : []), "", `Click for: ${actions.join(", ")}.`].join("\n");
+}
+
+/** What the picker says of an interpreter. */
+export function interpreterDescription(facts: InterpreterFacts | undefined, inUse: boolean): string {
+  const use = inUse ? "in use · " : "";
+  if (!facts) {
+    return `${use}does not run`;
+  }
+  const has = facts.server ? `${DISTRIBUTION} ${facts.server}` : `without ${DISTRIBUTION}`;
+  return `${use}Python ${facts.python} · ${has}`;
+}
+
+/** An interpreter's path as the picker shows it: inside a workspace folder relative to it (with
+ * the folder's name when several are open), like the Python extension; any other as it is. */
+export function interpreterLabel(path: string, folders: readonly { name: string; path: string }[]): string {
+  const folder = folders.find((f) => interpreterScope(path, [f.path]) === "workspace");
+  if (!folder) {
+    return path;
+  }
+  const rel = path.slice(folder.path.replace(/[\\/]$/, "").length + 1);
+  return folders.length > 1 ? `${folder.name}/${rel}` : `./${rel}`;
+}
+
+/** Where a chosen interpreter is saved: an interpreter inside a workspace folder (a project's
+ * .venv) in the workspace's settings, like the Python extension; any other in the user's. */
+export function interpreterScope(path: string, folderPaths: readonly string[]): "workspace" | "user" {
+  const inside = folderPaths.some((folder) => {
+    const base = folder.endsWith("/") || folder.endsWith("\\") ? folder : `${folder}/`;
+    return path.startsWith(base) || path.startsWith(base.replace(/\/$/, "\\"));
+  });
+  return inside ? "workspace" : "user";
+}
+
+/** One line the server wrote to stderr (a JSON log line) as the output channel shows it. */
+export interface LogLine {
+  level: "trace" | "debug" | "info" | "warn" | "error";
+  text: string;
+}
+
+const LOG_LEVELS: Record<string, LogLine["level"]> = {
+  debug: "debug",
+  info: "info",
+  warning: "warn",
+  error: "error",
+  critical: "error",
+};
+const LOG_HEAD = new Set(["ts", "level", "logger", "msg", "exc"]);
+
+export function logLine(line: string): LogLine {
+  let record: Record<string, unknown>;
+  try {
+    record = JSON.parse(line) as Record<string, unknown>;
+  } catch {
+    return { level: "info", text: line };
+  }
+  if (!record || typeof record !== "object" || typeof record.msg !== "string") {
+    return { level: "info", text: line };
+  }
+  const fields = Object.entries(record)
+    .filter(([key, value]) => !LOG_HEAD.has(key) && value !== "" && value != null)
+    .map(([key, value]) => `${key}=${typeof value === "string" ? value : JSON.stringify(value)}`);
+  const text = [record.msg, ...fields].join(" · ") + (typeof record.exc === "string" ? `\n${record.exc}` : "");
+  return { level: LOG_LEVELS[String(record.level)] ?? "info", text };
 }
 
 export interface MenuItem {
@@ -191,14 +307,19 @@ export interface MenuItem {
 /** The status item's menu: what a person can do here, in the order they reach for it. */
 export function menuItems(running: boolean, problem: StartProblem | undefined, folder?: string, multiRoot = false): MenuItem[] {
   if (problem) {
-    return [
-      { label: "$(error) Infinite Context cannot start", detail: problem.message, command: "infiniteContext.showLogs" },
-      { label: "$(symbol-misc) Select Interpreter…", description: "a Python with infinite-context", command: "infiniteContext.selectInterpreter" },
-      { label: "$(cloud-download) Install into this interpreter", description: `pip install ${DISTRIBUTION}`, command: "infiniteContext.installServer" },
+    const items: MenuItem[] = [
+      { label: "$(error) Infinite Context cannot start", detail: [problem.message, problem.hint].filter(Boolean).join(" "), command: "infiniteContext.showLogs" },
+      { label: "$(symbol-misc) Select Interpreter…", description: `a Python with ${DISTRIBUTION}`, command: "infiniteContext.selectInterpreter" },
+    ];
+    if (problem.installable) {
+      items.push({ label: "$(cloud-download) Install into this interpreter", description: `pip install ${DISTRIBUTION}`, command: "infiniteContext.installServer" });
+    }
+    items.push(
       { label: "$(gear) Open Settings", command: "infiniteContext.openSettings" },
       { label: "$(output) Show Logs", command: "infiniteContext.showLogs" },
       { label: "$(refresh) Restart Server", command: "infiniteContext.restartServer" },
-    ];
+    );
+    return items;
   }
   const items: MenuItem[] = [
     { label: "$(edit) Checkpoint…", description: "save what was done, decided and is next", command: "infiniteContext.checkpoint" },
@@ -274,6 +395,10 @@ export interface ProxyState {
   fix?: string | null;
   log?: string | null;
   terminalEnv: Record<string, string>;
+  /** stopped with the Stop command: a choice, not a problem */
+  stopped?: boolean;
+  /** the hover, rendered by the server (Markdown) */
+  tooltip?: string | null;
 }
 
 /** The item beside the budget: hidden (undefined) when the setting is off and no proxy runs. */
@@ -298,45 +423,18 @@ export function proxyLevel(p: ProxyState | undefined): Level {
   return p && p.problem && (p.enabled || p.running || p.startFailed) ? "warning" : "normal";
 }
 
-function share(value: number | null | undefined): string {
-  return value == null ? "" : ` (-${Math.round(100 * value)}%)`;
-}
-
-/** Markdown for the item's tooltip: the figures, then how to act on it. */
-export function proxyTooltip(p: ProxyState): string {
-  const lines = ["**Infinite Context · live endless mode**", ""];
-  if (p.running) {
-    lines.push(`- Proxy ${escapeMarkdown(p.url ?? "?")} → ${escapeMarkdown(p.upstream ?? "?")} (pid ${String(p.pid ?? "?")})`);
-    if (p.transformed === 0) {
-      lines.push("- No request through it yet: start `claude` in a new integrated terminal");
-    } else {
-      const last = `${p.lastBefore.toLocaleString("en")} → ${p.lastAfter.toLocaleString("en")}`;
-      lines.push(`- Last request: tool results ${last} tokens${share(p.lastSavedShare)}`);
-      const total = `${p.tokensBefore.toLocaleString("en")} → ${p.tokensAfter.toLocaleString("en")}`;
-      lines.push(`- In total: ${p.savedTokens.toLocaleString("en")} tokens saved, ${total}${share(p.savedShare)}`);
-      lines.push(`- ${p.transformed} of ${p.requests} requests transformed, ${p.epochs} epoch(s), last overhead ${p.lastOverheadMs} ms`);
-    }
-    lines.push(
-      Object.keys(p.terminalEnv).length > 0
-        ? "- New integrated terminals: Claude Code goes through it (ANTHROPIC\\_BASE\\_URL)"
-        : `- Integrated terminals: not routed (infiniteContext.endless.${p.enabled ? "terminals" : "enabled"} is off)`,
-    );
-  } else if (p.starting) {
-    lines.push("- Starting the live proxy…");
-  } else if (!p.problem) {
-    lines.push("- The live proxy is not running");
+/** What a screen reader says for the live-proxy item. */
+export function proxyAccessibleLabel(p: ProxyState): string {
+  const head = "Infinite Context live endless mode";
+  if (p.starting && !p.running) {
+    return `${head}: starting the proxy`;
   }
-  if (p.problem) {
-    if (p.running) {
-      lines.push("");
-    }
-    lines.push(`$(warning) ${escapeMarkdown(p.problem)}`);
-    if (p.fix) {
-      lines.push("", `Fix: ${escapeMarkdown(p.fix)}`);
-    }
+  if (!p.running) {
+    return p.problem ? `${head}: off, ${p.problem}` : `${head}: ${p.stopped ? "stopped" : "off"}`;
   }
-  lines.push("", `_Click to ${p.running ? "stop the proxy, open its log or settings" : "start the proxy, open its log or settings"}._`);
-  return lines.join("\n");
+  return p.savedShare == null
+    ? `${head}: proxy running, nothing through it yet`
+    : `${head}: ${Math.round(100 * p.savedShare)} percent of tool result tokens saved`;
 }
 
 /** The item's menu. */

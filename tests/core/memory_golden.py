@@ -1,4 +1,4 @@
-"""A fixed index workload for the ranking golden file (test_memory_sqlite_settle.py): 700 items,
+"""A fixed index workload (test_memory_sqlite_schema.py): 700 items,
 some archived, common words in more than ``search.FULL_READ`` items (the capped path) and rare
 ones, searched live and archived. ``python -m tests.core.memory_golden`` prints the rankings."""
 

@@ -22,14 +22,14 @@ def test_budget_matches_status_without_history_or_file_checks(
     brain.checkpoint("Done: login form in src/auth.py. Current task: logout in src/app.py")
     brain.memory().store_item(content="The logout button lives in src/app.py", importance=7)
     brain.claim("lsp:test")
-    brain.store.acquire_lock(refine_lock_id(brain.session_id), "refine:gemini:flash:p:host:1", 60)
+    brain.store.states.acquire_lock(refine_lock_id(brain.session_id), "refine:gemini:flash:p:host:1", 60)
     status = brain.status()
 
     def forbidden(*_args: Any, **_kwargs: Any) -> Any:
         raise AssertionError("budget() must not read the history or check files")
 
-    monkeypatch.setattr(brain.store, "history", forbidden)
-    monkeypatch.setattr(brain.store, "history_entry", forbidden)
+    monkeypatch.setattr(brain.store.states, "history", forbidden)
+    monkeypatch.setattr(brain.store.states, "history_entry", forbidden)
     # the brain imports it where it checks files (status, resume), not at module level
     monkeypatch.setattr(integrity, "existing_files", forbidden)
     budget = brain.budget()

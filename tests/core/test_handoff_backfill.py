@@ -35,7 +35,9 @@ def test_missing_observations_come_from_the_transcript_once(tmp_path: Path, stor
         )
         done = checkpoint_from_transcript(brain, transcript, "test")
         assert done.backfilled == len(expected) - 1
-        stored = brain.store.get_observations(brain.session_id, [o.tool_use_id for o in expected])
+        stored = brain.store.observations.get_observations(
+            brain.session_id, [o.tool_use_id for o in expected]
+        )
         assert set(stored) == {o.tool_use_id for o in expected}
         assert stored[first.tool_use_id].text == hooked.text  # the hook's own is kept
         assert {stored[o.tool_use_id].source for o in expected[1:]} == {"transcript"}

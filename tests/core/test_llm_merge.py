@@ -13,7 +13,7 @@ from infinite_context_brain.core.brain import ProjectBrain
 from infinite_context_brain.core.config import load_settings
 from infinite_context_brain.core.merge import llm
 
-from ..fake_providers import fake_provider, good_answer, old_state_in, session_id_in
+from ..fake_providers import fake_provider, good_answer, old_state_in, section_in, session_id_in
 
 
 @pytest.fixture(autouse=True)
@@ -288,3 +288,115 @@ def test_the_refiner_gets_only_the_keys_the_settings_chose(monkeypatch: pytest.M
     payload = settings_payload(load_settings())
     assert "sk-ant-inherited-from-claude-code" not in json.dumps(payload)
     assert payload["gemini_api_key"] == "gemini-ours"
+
+
+def test_the_model_reads_the_text_as_written_and_its_next_steps_are_stored(
+    project_dir: Path, store_url: str
+) -> None:
+    """The LLM tier gets the checkpoint's own words (not only what extraction made of them) and an
+    empty old state on a first checkpoint; next steps and decisions from its answer are stored,
+    shown in the resume, and the journal keeps the text whatever the model answered."""
+    text = (
+        "Refactoring the parser to stream tokens. The lexer keeps a 4 KB window because "
+        "memory-mapped input broke on pipes. Still to wire the CLI flag and benchmark it."
+    )
+    prompts: list[str] = []
+
+    def answer(prompt: str) -> str:
+        prompts.append(prompt)
+        state = old_state_in(prompt)
+        state["meta"]["session_id"] = session_id_in(prompt)
+        ac = state["active_context"]
+        ac["current_task"] = "Stream tokens from the parser"
+        ac["next_steps"] = [
+            {"text": "wire the --stream flag into the CLI", "origin": "stated"},
+            {"text": "benchmark streaming against the old parser", "origin": "stated"},
+        ]
+        ac["active_decisions"] = [
+            {
+                "question": "lexer window",
+                "status": "decided",
+                "decision": "a 4 KB window",
+                "reason": "memory-mapped input broke on pipes",
+            }
+        ]
+        state["journal"] = []  # a model that drops the journal: it is kept anyway
+        return json.dumps(state)
+
+    with fake_provider("gemini", [("ok", answer)]) as g:
+        with open_brain(project_dir, store_url, gemini_api_key="g", gemini_base_url=g.url) as brain:
+            result = brain.checkpoint(text, wait=True)
+            resume = brain.resume().markdown
+            state = brain.resume().state
+    assert result.merged_by.startswith("gemini") and g.requests
+    (prompt,) = prompts
+    written = section_in(prompt, "THE TEXT AS WRITTEN")
+    assert written.strip() == text
+    old = old_state_in(prompt)
+    assert old["active_context"]["current_task"] == "" and old["active_context"]["next_steps"] == []
+    assert "journal" not in old and "journal" not in json.dumps(llm.state_schema()["properties"])
+    assert state is not None and [e.text for e in state.journal] == [text]
+    assert "wire the --stream flag into the CLI" in resume and "benchmark streaming" in resume
+    assert "a 4 KB window — because memory-mapped input broke on pipes" in resume
+    assert text in resume  # the journal, newest first
+
+
+def test_a_hand_off_sends_the_session_in_its_own_words(
+    project_dir: Path, store_url: str, tmp_path: Path
+) -> None:
+    """From a Claude Code transcript the model gets the user's request, the assistant's text and
+    the failing output, beside the facts."""
+    from infinite_context_brain.core.transcript.handoff import checkpoint_from_transcript
+
+    lines = [
+        {"type": "user", "message": {"role": "user", "content": "Make the exporter resume after a crash"}},
+        {
+            "type": "assistant",
+            "message": {
+                "id": "m1",
+                "role": "assistant",
+                "content": [
+                    {"type": "text", "text": "I'll checkpoint every 500 rows instead of at the end."},
+                    {
+                        "type": "tool_use",
+                        "id": "t1",
+                        "name": "Bash",
+                        "input": {"command": "pytest tests/test_export.py"},
+                    },
+                ],
+            },
+        },
+        {
+            "type": "user",
+            "message": {
+                "role": "user",
+                "content": [
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": "t1",
+                        "is_error": True,
+                        "content": "Exit code 1\n"
+                        "FAILED tests/test_export.py::test_resume - KeyError: 'offset'",
+                    }
+                ],
+            },
+        },
+    ]
+    transcript = tmp_path / "session.jsonl"
+    transcript.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
+    prompts: list[str] = []
+
+    def answer(prompt: str) -> str:
+        prompts.append(prompt)
+        return good_answer("resume after a crash")(prompt)
+
+    with fake_provider("gemini", [("ok", answer)]) as g:
+        with open_brain(project_dir, store_url, gemini_api_key="g", gemini_base_url=g.url) as brain:
+            checkpoint_from_transcript(brain, transcript, "test")
+            deadline = time.monotonic() + 20
+            while not prompts and time.monotonic() < deadline:
+                time.sleep(0.1)
+    excerpt = section_in(prompts[0], "THE SESSION IN ITS OWN WORDS")
+    assert "User: Make the exporter resume after a crash" in excerpt
+    assert "checkpoint every 500 rows instead of at the end" in excerpt
+    assert "KeyError: 'offset'" in excerpt

@@ -21,7 +21,7 @@ from ..conftest import Backend
 
 
 def memory(store: Store, client: str | None = None, **overrides: object) -> WorkingMemory:
-    return WorkingMemory(store, f"mem-{uuid.uuid4().hex[:8]}", load_settings(**overrides), client)
+    return WorkingMemory(store.memory, f"mem-{uuid.uuid4().hex[:8]}", load_settings(**overrides), client)
 
 
 @pytest.fixture
@@ -47,7 +47,7 @@ def test_store_is_durable_and_round_trips(backend: Backend) -> None:
     wm = memory(store)
     item, report = wm.store_item(content="Decided: use server sessions", importance=8, tags=["Auth"])
     assert report is None and item.content_type == "decision" and item.tags == ["auth"]
-    again = WorkingMemory(backend.open(), wm.session_id, wm.settings)  # another connection
+    again = WorkingMemory(backend.open().memory, wm.session_id, wm.settings)  # another connection
     found = again.list_items()
     assert [i.id for i in found] == [item.id] and found[0].importance == 8
 
@@ -208,7 +208,7 @@ def test_compaction_properties(
         pinned_tokens = sum(i.tokens for i in ids if i.pinned)
         target = int(share * sum(i.tokens for i in ids))
         report = wm.compact(target)
-        after = {i.id: i for i in store.memory_all(wm.session_id, archived=None)}
+        after = {i.id: i for i in store.memory.memory_all(wm.session_id, archived=None)}
         assert set(after) == {i.id for i in ids}  # every item live or archived
         for original in ids:
             if original.pinned:

@@ -58,7 +58,7 @@ def corpus(count: int = 60, seed: int = 3) -> list[dict[str, object]]:
 
 def memory(store: Store, session: str | None = None, **overrides: object) -> WorkingMemory:
     settings = load_settings(**({"memory_auto_compact": False} | overrides))
-    return WorkingMemory(store, session or f"scale-{uuid.uuid4().hex[:8]}", settings)
+    return WorkingMemory(store.memory, session or f"scale-{uuid.uuid4().hex[:8]}", settings)
 
 
 def ranking(wm: WorkingMemory) -> dict[str, list[tuple[str, float]]]:
@@ -164,37 +164,29 @@ def test_recall_by_index_equals_sorting_every_item(backend: Backend) -> None:
         assert got == [i.id for i in expected[:limit]], limit
 
 
-def test_queries_do_not_write_access_times_until_flushed(backend: Backend) -> None:
+def test_a_query_records_access_where_every_process_sees_it(backend: Backend) -> None:
     store, other = backend.open(), backend.open()
     wm = memory(store)
     item, _ = wm.store_item(content="the redis cluster needs hash tags")
     wm.query("redis cluster")
-    assert wm.store.memory_get(wm.session_id, [item.id])[item.id].access_count == 1  # this process sees it
-    assert other.memory_get(wm.session_id, [item.id])[item.id].access_count == 0  # not written yet
-    store.memory_flush()
-    seen = other.memory_get(wm.session_id, [item.id])[item.id]
+    seen = other.memory.memory_get(wm.session_id, [item.id])[item.id]
     assert seen.access_count == 1 and seen.accessed_at > item.accessed_at
 
 
-def test_a_store_after_queries_writes_their_access_times_in_its_own_transaction(tmp_path: Path) -> None:
-    """One SQLite transaction per store: the access times buffered by earlier queries go into the
-    store's own transaction (not a flush transaction before it), and another connection sees both."""
-    url = f"sqlite:///{tmp_path / 'brain.db'}"
-    store, other = open_store(load_settings(store_url=url)), open_store(load_settings(store_url=url))
+def test_recording_access_never_undoes_a_concurrent_change(backend: Backend) -> None:
+    """A query writes access times only: an item pinned and retagged by another process between
+    the query's read and its write keeps its pin and tags."""
+    store, other = backend.open(), backend.open()
     wm = memory(store)
-    first, _ = wm.store_item(content="the redis cluster needs hash tags")
-    wm.query("redis cluster")
-    statements: list[str] = []
-    db = next(p for p in vars(store).values() if isinstance(p, SQLiteMemory)).db
-    db.conn.set_trace_callback(statements.append)
-    second, _ = wm.store_item(content="the deploy needs a new token")
-    db.conn.set_trace_callback(None)
-    assert [s for s in statements if s.startswith(("BEGIN", "COMMIT"))] == ["BEGIN IMMEDIATE", "COMMIT"]
-    found = other.memory_get(wm.session_id, [first.id, second.id])
-    assert found[first.id].access_count == 1 and found[first.id].accessed_at > first.accessed_at
-    assert second.id in found
-    store.memory_flush()  # nothing left to write: no transaction
-    assert other.memory_get(wm.session_id, [first.id])[first.id].access_count == 1
+    item, _ = wm.store_item(content="the redis cluster needs hash tags", tags=["infra"])
+    read = store.memory.memory_get(wm.session_id, [item.id])[item.id]
+    changed = read.model_copy(update={"pinned": True, "tags": ["infra", "cluster"]})
+    other.memory.memory_update(wm.session_id, [changed])
+    touched = read.model_copy(update={"access_count": read.access_count + 1, "accessed_at": utcnow()})
+    store.memory.memory_accessed(wm.session_id, [touched])
+    after = other.memory.memory_get(wm.session_id, [item.id])[item.id]
+    assert after.pinned and after.tags == ["infra", "cluster"] and after.access_count == 1
+    assert [i.id for i in wm.recall(1).items] == [item.id]  # pinned: first in recall
 
 
 def test_auto_compaction_with_many_bulk_stores_loses_nothing(backend: Backend) -> None:
@@ -250,9 +242,9 @@ def test_sqlite_schema_3_file_is_upgraded_keeping_every_item(tmp_path: Path) -> 
     conn.close()
 
     with open_store(load_settings(store_url=f"sqlite:///{path}")) as store:
-        wm = WorkingMemory(store, "s1", load_settings(memory_auto_compact=False))
-        assert {i.id: i for i in store.memory_all("s1", archived=None)} == {i.id: i for i in old}
-        assert store.memory_usage("s1") == (12, 2, 1, 1)
+        wm = WorkingMemory(store.memory, "s1", load_settings(memory_auto_compact=False))
+        assert {i.id: i for i in store.memory.memory_all("s1", archived=None)} == {i.id: i for i in old}
+        assert store.memory.memory_usage("s1") == (12, 2, 1, 1)
         assert wm.query("kubernetes")[0].item.id == old[0].id
         assert wm.query("deploy")[0].item.id == old[0].id  # the tag kept its 5x weight
         assert wm.query("http response", archived=True)[0].item.id == old[1].id
@@ -288,9 +280,9 @@ def test_redis_schema_1_session_is_converted_keeping_every_item(redis_server: Re
         client.hset(key + "dl", item.id, sum(body.values()) + sum(tags.values()))
 
     with open_store(load_settings(store_url=redis_server.url)) as store:
-        wm = WorkingMemory(store, sid, load_settings(memory_auto_compact=False))
-        assert {i.id: i for i in store.memory_all(sid, archived=None)} == {i.id: i for i in old}
-        assert store.memory_usage(sid) == (12, 2, 1, 1)
+        wm = WorkingMemory(store.memory, sid, load_settings(memory_auto_compact=False))
+        assert {i.id: i for i in store.memory.memory_all(sid, archived=None)} == {i.id: i for i in old}
+        assert store.memory.memory_usage(sid) == (12, 2, 1, 1)
         assert wm.query("deploy")[0].item.id == old[0].id
         assert wm.query("http response", archived=True)[0].item.id == old[1].id
         assert wm.recall(1).items[0].id == old[2].id
@@ -305,8 +297,8 @@ def test_what_a_put_read_never_answers_a_later_read(backend: Backend) -> None:
     of 6, an old budget after ``update``)."""
     here, there = backend.open(), backend.open()
     settings = load_settings(store_url=backend.url, memory_auto_compact=False)
-    mine = WorkingMemory(here, f"left-{uuid.uuid4().hex[:6]}", settings)
-    other = WorkingMemory(there, mine.session_id, settings)  # another process, the same project
+    mine = WorkingMemory(here.memory, f"left-{uuid.uuid4().hex[:6]}", settings)
+    other = WorkingMemory(there.memory, mine.session_id, settings)  # another process, the same project
     first, _ = mine.store_item(content="one note here")
     for n in range(5):
         other.store_item(content=f"note {n} from another process")
@@ -321,7 +313,7 @@ def test_a_sqlite_store_reads_nothing_after_its_transaction(tmp_path: Path) -> N
     transaction: no statement after its COMMIT (it read both after, two more statements)."""
     store = open_store(load_settings(store_url=f"sqlite:///{tmp_path / 'brain.db'}"))
     try:
-        wm = WorkingMemory(store, "one-transaction", load_settings())  # auto-compact on (default)
+        wm = WorkingMemory(store.memory, "one-transaction", load_settings())  # auto-compact on (default)
         wm.store_item(content="the first note")
         statements: list[str] = []
         db = next(p for p in vars(store).values() if isinstance(p, SQLiteMemory)).db

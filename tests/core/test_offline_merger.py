@@ -12,6 +12,7 @@ from infinite_context_brain.core.facts import ContextFacts
 from infinite_context_brain.core.merge import MergeRequest, OfflineMerger
 from infinite_context_brain.core.merge.extract import facts_from_text
 from infinite_context_brain.core.merge.integrity import problems, state_tokens
+from infinite_context_brain.core.merge.record import finish
 from infinite_context_brain.core.models import Decision, ProjectState
 
 NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
@@ -27,7 +28,7 @@ def merge(  # type: ignore[no-untyped-def]
 ):
     facts = facts_from_text(context, root) if isinstance(context, str) else context
     request = MergeRequest(old=old, facts=facts, session_id=SID, project_root=root, token_cap=cap, now=now)
-    return OfflineMerger().merge(request).state
+    return finish(OfflineMerger().merge(request).state, old, facts, now, cap)[0]
 
 
 def test_files_named_in_prose_must_exist_inside_the_root(project_dir: Path, tmp_path: Path) -> None:
@@ -61,7 +62,7 @@ def test_finished_task_moves_to_recent_changes(project_dir: Path) -> None:
         old=v1,
         now=NOW + timedelta(minutes=5),
     )
-    assert v2.active_context.current_task == "password reset."
+    assert v2.active_context.current_task == "password reset"
     (change,) = v2.project_context.recent_changes
     assert "login form" in change.summary
     assert change.files == ["src/auth.py"]

@@ -111,3 +111,53 @@ def test_a_parent_id_file_is_adopted_only_inside_the_same_repository(tmp_path: P
     plain = tmp_path / "plain" / "child"
     plain.mkdir(parents=True)
     assert find_root(plain) == plain  # no repository: only the folder's own id file counts
+
+
+def test_a_second_store_on_the_same_file_keeps_the_first_ones_locks(tmp_path: Path) -> None:
+    """Opening a store never opens and closes the database file itself: POSIX locks belong to the
+    process, so that close would drop the locks SQLite holds through the first store, and another
+    process closing the file would then delete the WAL under it: what the first store writes next
+    would go to a deleted file."""
+    import subprocess
+    import sys
+
+    from infinite_context_brain.core.config import load_settings
+    from infinite_context_brain.core.storage import open_store
+
+    url = f"sqlite:///{tmp_path / 'brain.db'}"
+    reader = (
+        "import sys\n"
+        "from infinite_context_brain.core.config import load_settings\n"
+        "from infinite_context_brain.core.storage import open_store\n"
+        "store = open_store(load_settings(store_url=sys.argv[1]))\n"
+        "print(store.states.current_version(sys.argv[2]))\n"
+        "store.close()\n"
+    )
+
+    def version_elsewhere() -> int:
+        done = subprocess.run(
+            [sys.executable, "-c", reader, url, "s"], capture_output=True, text=True, check=True
+        )
+        return int(done.stdout.strip())
+
+    first = open_store(load_settings(store_url=url))
+    second = None
+    try:
+        for version in (1, 2):
+            first.states.update_state("s", lambda _old, n: _entry(n))
+            if version == 1:
+                second = open_store(load_settings(store_url=url))  # a second workspace folder
+                assert version_elsewhere() == 1  # another process reads, then closes
+        assert version_elsewhere() == 2  # the write after it reached the file others read
+    finally:
+        if second is not None:
+            second.close()
+        first.close()
+
+
+def _entry(version: int) -> object:
+    from infinite_context_brain.core.models import HistoryEntry, ProjectState, utcnow
+
+    state = ProjectState.empty("s")
+    state.meta.version = version
+    return HistoryEntry(version=version, timestamp=utcnow(), merged_by="test", state=state)

@@ -56,15 +56,15 @@ def test_memory_keys_of_each_session_stay_under_its_own_hash_tag(redis_url: str)
         for _ in range(2):
             for sid in sessions:
                 items = [MemoryItem(id=f"{sid}-{n}", content=f"word{n}", tokens=1) for n in range(3)]
-                store.memory_put(
+                store.memory.memory_put(
                     sid, [IndexedItem(i, IndexTerms((f"word{n}",), ())) for n, i in enumerate(items)]
                 )
-                store.memory_update(sid, [items[0].model_copy(update={"archived": True})])
+                store.memory.memory_update(sid, [items[0].model_copy(update={"archived": True})])
         for sid in sessions:
-            assert sorted(store.memory_get(sid, [f"{s}-{n}" for s in sessions for n in range(3)])) == [
+            assert sorted(store.memory.memory_get(sid, [f"{s}-{n}" for s in sessions for n in range(3)])) == [
                 f"{sid}-{n}" for n in range(3)
             ]
-            assert store.memory_usage(sid) == (2, 2, 0, 1)
+            assert store.memory.memory_usage(sid) == (2, 2, 0, 1)
     keys = [k.decode() for k in redis.Redis.from_url(redis_url).keys("team:{*}:mem:*")]
     tags = {f"team:{{{hash_tag(sid)}}}:mem:" for sid in sessions}
     assert keys and all(sum(k.startswith(t) for t in tags) == 1 for k in keys)
@@ -228,8 +228,8 @@ def test_restart_redis_mid_loop_with_aof(tmp_path: Path, project_dir: Path) -> N
     server.start()
     try:
         with ProjectBrain.open(project_dir, load_settings(store_url=url)) as brain:  # AOF kept everything
-            state = brain.store.get_state(brain.session_id)
+            state = brain.store.states.get_state(brain.session_id)
             assert state is not None and state.meta.version == final_version
-            assert brain.store.history(brain.session_id, 1)[0].state == state
+            assert brain.store.states.history(brain.session_id, 1)[0].state == state
     finally:
         server.stop()

@@ -27,36 +27,36 @@ def entry_for(version: int, task: str, sid: str = SID) -> HistoryEntry:
 
 
 def write(store, task: str, sid: str = SID) -> HistoryEntry:  # type: ignore[no-untyped-def]
-    return store.update_state(sid, lambda cur, nxt: entry_for(nxt, task, sid)).entry
+    return store.states.update_state(sid, lambda cur, nxt: entry_for(nxt, task, sid)).entry
 
 
 def test_empty_session(backend: Backend) -> None:
     store = backend.open()
-    assert store.get_state(SID) is None
-    assert store.current_version(SID) == 0
-    assert store.history(SID) == []
-    assert store.history_entry(SID, 1) is None
+    assert store.states.get_state(SID) is None
+    assert store.states.current_version(SID) == 0
+    assert store.states.history(SID) == []
+    assert store.states.history_entry(SID, 1) is None
 
 
 def test_versions_are_dense_and_history_matches_state(backend: Backend) -> None:
     store = backend.open()
     versions = [write(store, f"task {i}").version for i in range(1, 5)]
     assert versions == [1, 2, 3, 4]
-    state = store.get_state(SID)
+    state = store.states.get_state(SID)
     assert state is not None and state.meta.version == 4 and state.active_context.current_task == "task 4"
-    history = store.history(SID)
+    history = store.states.history(SID)
     assert [e.version for e in history] == [4, 3, 2, 1]
     assert history[0].state == state
-    assert store.history_entry(SID, 2).state.active_context.current_task == "task 2"  # type: ignore[union-attr]
+    assert store.states.history_entry(SID, 2).state.active_context.current_task == "task 2"  # type: ignore[union-attr]
 
 
 def test_history_is_bounded(backend: Backend) -> None:
     store = backend.open(history_size=3)
     for i in range(6):
         write(store, f"t{i}")
-    assert [e.version for e in store.history(SID)] == [6, 5, 4]
-    assert store.history_entry(SID, 3) is None
-    assert [e.version for e in store.history(SID, 2)] == [6, 5]
+    assert [e.version for e in store.states.history(SID)] == [6, 5, 4]
+    assert store.states.history_entry(SID, 3) is None
+    assert [e.version for e in store.states.history(SID, 2)] == [6, 5]
 
 
 def test_update_reruns_on_fresh_state_after_a_conflict(backend: Backend) -> None:
@@ -71,11 +71,11 @@ def test_update_reruns_on_fresh_state_after_a_conflict(backend: Backend) -> None
             write(other, "sneaked in")  # another writer moves the version after our read
         return entry_for(next_version, f"built on v{current.meta.version}")
 
-    outcome = mine.update_state(SID, update)
+    outcome = mine.states.update_state(SID, update)
     assert seen == [1, 2]
     assert outcome.attempts == 2
     assert outcome.entry.version == 3
-    assert mine.get_state(SID).active_context.current_task == "built on v2"  # type: ignore[union-attr]
+    assert mine.states.get_state(SID).active_context.current_task == "built on v2"  # type: ignore[union-attr]
 
 
 def test_last_attempt_is_exclusive_and_cannot_lose(backend: Backend) -> None:
@@ -89,7 +89,7 @@ def test_last_attempt_is_exclusive_and_cannot_lose(backend: Backend) -> None:
             write(other, "interference")
         return entry_for(next_version, "mine")
 
-    outcome = mine.update_state(SID, update)
+    outcome = mine.states.update_state(SID, update)
     assert outcome.attempts == 2 and outcome.entry.version == 2
 
 
@@ -101,11 +101,11 @@ def test_failed_update_writes_nothing(backend: Backend) -> None:
         raise RuntimeError("merge crashed")
 
     with pytest.raises(RuntimeError):
-        store.update_state(SID, boom)
+        store.states.update_state(SID, boom)
     with pytest.raises(StorageError):
-        store.update_state(SID, lambda cur, nxt: entry_for(nxt + 5, "wrong version"))
-    assert store.current_version(SID) == 1
-    assert [e.version for e in store.history(SID)] == [1]
+        store.states.update_state(SID, lambda cur, nxt: entry_for(nxt + 5, "wrong version"))
+    assert store.states.current_version(SID) == 1
+    assert [e.version for e in store.states.history(SID)] == [1]
 
 
 def test_corrupt_state_is_reported_and_repairable(backend: Backend) -> None:
@@ -114,33 +114,33 @@ def test_corrupt_state_is_reported_and_repairable(backend: Backend) -> None:
     write(store, "v2")
     backend.corrupt_state(SID)
     with pytest.raises(CorruptState) as info:
-        store.get_state(SID)
+        store.states.get_state(SID)
     assert "rollback" in str(info.value)
     with pytest.raises(CorruptState):
         write(store, "must not overwrite silently")
-    assert [e.version for e in store.history(SID)] == [2, 1]
-    good = store.history_entry(SID, 2)
+    assert [e.version for e in store.states.history(SID)] == [2, 1]
+    good = store.states.history_entry(SID, 2)
     assert good is not None
-    repaired = store.update_state(SID, lambda cur, nxt: entry_for(nxt, "restored"), repair=True).entry
+    repaired = store.states.update_state(SID, lambda cur, nxt: entry_for(nxt, "restored"), repair=True).entry
     assert repaired.version == 3
-    assert store.get_state(SID).active_context.current_task == "restored"  # type: ignore[union-attr]
+    assert store.states.get_state(SID).active_context.current_task == "restored"  # type: ignore[union-attr]
 
 
 def test_advisory_lock(backend: Backend) -> None:
     store = backend.open()
-    a = store.acquire_lock(SID, "A", 60)
+    a = store.states.acquire_lock(SID, "A", 60)
     assert a.acquired and a.holder == "A"
-    b = store.acquire_lock(SID, "B", 60)
+    b = store.states.acquire_lock(SID, "B", 60)
     assert not b.acquired and b.holder == "A"
-    assert store.acquire_lock(SID, "A", 60).acquired  # refresh by the holder
-    assert store.lock_holder(SID) == "A"
-    assert not store.release_lock(SID, "B")
-    assert store.release_lock(SID, "A")
-    assert store.lock_holder(SID) is None
-    assert store.acquire_lock(SID, "B", 0.2).acquired
+    assert store.states.acquire_lock(SID, "A", 60).acquired  # refresh by the holder
+    assert store.states.lock_holder(SID) == "A"
+    assert not store.states.release_lock(SID, "B")
+    assert store.states.release_lock(SID, "A")
+    assert store.states.lock_holder(SID) is None
+    assert store.states.acquire_lock(SID, "B", 0.2).acquired
     time.sleep(0.35)
-    assert store.lock_holder(SID) is None
-    assert store.acquire_lock(SID, "A", 60).acquired  # expired locks are taken over
+    assert store.states.lock_holder(SID) is None
+    assert store.states.acquire_lock(SID, "A", 60).acquired  # expired locks are taken over
 
 
 def test_sessions_are_listed_and_isolated(backend: Backend) -> None:
@@ -148,8 +148,8 @@ def test_sessions_are_listed_and_isolated(backend: Backend) -> None:
     write(store, "one", sid="s1")
     write(store, "two", sid="s2")
     write(store, "two again", sid="s2")
-    assert set(store.sessions()) >= {"s1", "s2"}
-    assert store.current_version("s1") == 1 and store.current_version("s2") == 2
+    assert set(store.states.sessions()) >= {"s1", "s2"}
+    assert store.states.current_version("s1") == 1 and store.states.current_version("s2") == 2
 
 
 def _collect(store, session_id=None):  # type: ignore[no-untyped-def]
@@ -161,7 +161,7 @@ def _collect(store, session_id=None):  # type: ignore[no-untyped-def]
             got.append((change, time.time()))
             cond.notify_all()
 
-    sub = store.subscribe(callback, session_id)
+    sub = store.feed.subscribe(callback, session_id)
 
     def wait_for(n: int, timeout: float = 3.0) -> list[tuple[Change, float]]:
         with cond:
@@ -225,21 +225,21 @@ def test_observations_put_and_batched_get(backend: Backend) -> None:
     store = backend.open()
     ids = [f"toolu_{i:04d}" for i in range(700)]  # more than one SQL batch
     for i, tool_use_id in enumerate(ids):
-        store.put_observation(
+        store.observations.put_observation(
             SID,
             Observation(
                 tool_use_id=tool_use_id, tool_name="Read", text=f"obs {i}", original_tokens=100, tokens=3
             ),
         )
-    found = store.get_observations(SID, [*ids, "toolu_missing"])
+    found = store.observations.get_observations(SID, [*ids, "toolu_missing"])
     assert len(found) == 700 and "toolu_missing" not in found
     assert found["toolu_0042"].text == "obs 42"
-    store.put_observation(
+    store.observations.put_observation(
         SID, Observation(tool_use_id="toolu_0042", tool_name="Read", text="new", original_tokens=1, tokens=1)
     )
-    assert store.get_observations(SID, ["toolu_0042"])["toolu_0042"].text == "new"
-    assert store.get_observations("other-session", ["toolu_0042"]) == {}
-    assert store.get_observations(SID, []) == {}
+    assert store.observations.get_observations(SID, ["toolu_0042"])["toolu_0042"].text == "new"
+    assert store.observations.get_observations("other-session", ["toolu_0042"]) == {}
+    assert store.observations.get_observations(SID, []) == {}
 
 
 def _open_new_store(args: tuple[str, int]) -> int:
@@ -252,7 +252,7 @@ def _open_new_store(args: tuple[str, int]) -> int:
     while _time.time() < start_at:  # every process opens the new file at the same moment
         pass
     with _open(_load(store_url=url)) as store:
-        return store.current_version("s")
+        return store.states.current_version("s")
 
 
 def test_many_processes_opening_a_new_sqlite_file_at_once(tmp_path: Path) -> None:

@@ -38,9 +38,11 @@ def fill(store: Store) -> None:
     observations; and sessions that have some parts and not others."""
     for sid, versions in (("s-full", 4), ("s-state-only", 2)):
         for _ in range(versions):
-            store.update_state(sid, lambda _cur, nxt, sid=sid: entry_for(sid, nxt, f"{sid} task {nxt}"))
+            store.states.update_state(
+                sid, lambda _cur, nxt, sid=sid: entry_for(sid, nxt, f"{sid} task {nxt}")
+            )
 
-    wm = WorkingMemory(store, "s-full", load_settings(memory_auto_compact=False))
+    wm = WorkingMemory(store.memory, "s-full", load_settings(memory_auto_compact=False))
     wm.configure(budget=2000, auto_compact=False)
     wm.store_item(content="notes about the cache layer and its eviction policy", importance=7)
     wm.store_item(content="notes about the layer", tags=["cache", "c++"], pinned=True)
@@ -57,11 +59,11 @@ def fill(store: Store) -> None:
     assert report.evicted and report.promoted  # archived and promoted items exist
     wm.query("cache")  # access bookkeeping is part of an item too
 
-    other = WorkingMemory(store, "s-memory-only", load_settings())
+    other = WorkingMemory(store.memory, "s-memory-only", load_settings())
     other.store_item(content="deploy notes for staging", tags=["deploy"])
 
-    store.put_observations("s-full", [observation(n) for n in range(5)])
-    store.put_observation("s-observations-only", observation(99))
+    store.observations.put_observations("s-full", [observation(n) for n in range(5)])
+    store.observations.put_observation("s-observations-only", observation(99))
 
 
 def search_table(store: Store, sid: str) -> dict[str, list[tuple[str, float]]]:
@@ -69,7 +71,7 @@ def search_table(store: Store, sid: str) -> dict[str, list[tuple[str, float]]]:
     table = {}
     for query in QUERIES:
         for archived in (False, True):
-            hits = store.memory_search(sid, terms(query), 50, archived)
+            hits = store.memory.memory_search(sid, terms(query), 50, archived)
             table[f"{query}/{archived}"] = sorted(
                 ((i, round(s, 6)) for i, s in hits), key=lambda h: (-h[1], h[0])
             )
@@ -77,28 +79,40 @@ def search_table(store: Store, sid: str) -> dict[str, list[tuple[str, float]]]:
 
 
 def assert_same_brain(source: Store, destination: Store) -> None:
-    assert destination.sessions() == source.sessions() == ["s-full", "s-state-only"]
-    assert destination.memory_sessions() == source.memory_sessions() == ["s-full", "s-memory-only"]
-    assert destination.observation_sessions() == source.observation_sessions()
-    assert source.observation_sessions() == ["s-full", "s-observations-only"]
-    for sid in sorted({*source.sessions(), *source.memory_sessions(), *source.observation_sessions()}):
+    assert destination.states.sessions() == source.states.sessions() == ["s-full", "s-state-only"]
+    assert (
+        destination.memory.memory_sessions() == source.memory.memory_sessions() == ["s-full", "s-memory-only"]
+    )
+    assert destination.observations.observation_sessions() == source.observations.observation_sessions()
+    assert source.observations.observation_sessions() == ["s-full", "s-observations-only"]
+    for sid in sorted(
+        {
+            *source.states.sessions(),
+            *source.memory.memory_sessions(),
+            *source.observations.observation_sessions(),
+        }
+    ):
         # state + history
-        assert destination.get_state(sid) == source.get_state(sid)
-        assert destination.current_version(sid) == source.current_version(sid)
-        assert destination.history(sid) == source.history(sid)
+        assert destination.states.get_state(sid) == source.states.get_state(sid)
+        assert destination.states.current_version(sid) == source.states.current_version(sid)
+        assert destination.states.history(sid) == source.states.history(sid)
         # working memory: items, index terms, configuration, usage
-        mine = {e.item.id: e for e in source.memory_export(sid)}
-        theirs = {e.item.id: e for e in destination.memory_export(sid)}
+        mine = {e.item.id: e for e in source.memory.memory_export(sid)}
+        theirs = {e.item.id: e for e in destination.memory.memory_export(sid)}
         assert {i: e.item for i, e in theirs.items()} == {i: e.item for i, e in mine.items()}
         for item_id, entry in mine.items():
             assert Counter(theirs[item_id].terms.body) == Counter(entry.terms.body), item_id
             assert Counter(theirs[item_id].terms.tags) == Counter(entry.terms.tags), item_id
-        assert destination.memory_config(sid) == source.memory_config(sid)
-        assert destination.memory_usage(sid) == source.memory_usage(sid)
-        assert destination.memory_page(sid, False, 0, 100) == source.memory_page(sid, False, 0, 100)
-        assert destination.memory_page(sid, True, 0, 100) == source.memory_page(sid, True, 0, 100)
+        assert destination.memory.memory_config(sid) == source.memory.memory_config(sid)
+        assert destination.memory.memory_usage(sid) == source.memory.memory_usage(sid)
+        assert destination.memory.memory_page(sid, False, 0, 100) == source.memory.memory_page(
+            sid, False, 0, 100
+        )
+        assert destination.memory.memory_page(sid, True, 0, 100) == source.memory.memory_page(
+            sid, True, 0, 100
+        )
         # observations
-        assert destination.all_observations(sid) == source.all_observations(sid)
+        assert destination.observations.all_observations(sid) == source.observations.all_observations(sid)
 
 
 def test_copy_moves_every_part_and_a_second_copy_copies_nothing(backend: Backend, tmp_path: Path) -> None:
@@ -106,7 +120,7 @@ def test_copy_moves_every_part_and_a_second_copy_copies_nothing(backend: Backend
     destination = backend.open()
     try:
         fill(source)
-        items = {e.item.id: e.item for e in source.memory_export("s-full")}
+        items = {e.item.id: e.item for e in source.memory.memory_export("s-full")}
         assert any(i.archived for i in items.values()) and any(i.promoted for i in items.values())
 
         first = copy_all(source, destination)
@@ -120,9 +134,9 @@ def test_copy_moves_every_part_and_a_second_copy_copies_nothing(backend: Backend
         assert search_table(destination, "s-full") == search_table(source, "s-full")
         # The copied index finds what the destination's own index of the same items finds, with
         # the same scores (the terms came from the source's index, not a second analysis).
-        destination.memory_put("s-reference", indexed(list(items.values())))
+        destination.memory.memory_put("s-reference", indexed(list(items.values())))
         assert search_table(destination, "s-full") == search_table(destination, "s-reference")
-        assert destination.memory_delete("s-reference", list(items)) == len(items)
+        assert destination.memory.memory_delete("s-reference", list(items)) == len(items)
 
         second = copy_all(source, destination)
         assert second.skipped == []
@@ -148,19 +162,24 @@ def test_a_destination_that_differs_keeps_its_data(backend: Backend, tmp_path: P
     try:
         fill(source)
         copy_all(source, destination)
-        edited = WorkingMemory(destination, "s-full", load_settings()).list_items()[0]
-        edited = WorkingMemory(destination, "s-full", load_settings()).update(
+        edited = WorkingMemory(destination.memory, "s-full", load_settings()).list_items()[0]
+        edited = WorkingMemory(destination.memory, "s-full", load_settings()).update(
             edited.id, summary="edited there"
         )
-        destination.put_observation("s-full", observation(0).model_copy(update={"text": "decided there"}))
-        destination.update_state("s-full", lambda _cur, nxt: entry_for("s-full", nxt, "ahead there"))
+        destination.observations.put_observation(
+            "s-full", observation(0).model_copy(update={"text": "decided there"})
+        )
+        destination.states.update_state("s-full", lambda _cur, nxt: entry_for("s-full", nxt, "ahead there"))
 
         report = copy_all(source, destination)
         assert report.sessions_copied == report.memory_items_copied == report.observations_copied == 0
         assert len(report.skipped) == 3 and "ahead" in report.skipped[0]
         assert "1 memory items differ" in report.skipped[1] and "1 observations differ" in report.skipped[2]
-        assert destination.memory_get("s-full", [edited.id])[edited.id].summary == "edited there"
-        assert destination.get_observations("s-full", ["toolu_0000"])["toolu_0000"].text == "decided there"
-        assert destination.get_state("s-full").active_context.current_task == "ahead there"  # type: ignore[union-attr]
+        assert destination.memory.memory_get("s-full", [edited.id])[edited.id].summary == "edited there"
+        assert (
+            destination.observations.get_observations("s-full", ["toolu_0000"])["toolu_0000"].text
+            == "decided there"
+        )
+        assert destination.states.get_state("s-full").active_context.current_task == "ahead there"  # type: ignore[union-attr]
     finally:
         source.close()

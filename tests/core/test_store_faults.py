@@ -127,8 +127,8 @@ def test_cluster_session_id_starting_with_brace(redis_cluster: RedisCluster, tmp
     sid = "}starts-with-a-brace{"
     for n in range(3):
         write(store, f"task {n}", sid)
-    assert store.current_version(sid) == 3
-    assert sid in store.sessions()
+    assert store.states.current_version(sid) == 3
+    assert sid in store.states.sessions()
     store.close()
 
 
@@ -197,11 +197,9 @@ def test_flushed_redis_is_noticed_by_a_running_brain(
 
 
 def test_a_store_keeps_its_id(tmp_path: Path) -> None:
-    from infinite_context_brain.core.storage.identity import identity_of
-
     url = f"sqlite:///{tmp_path / 'x.db'}"
-    first = identity_of(open_store(Settings(store_url=url)))
-    second = identity_of(open_store(Settings(store_url=url)))
+    first = open_store(Settings(store_url=url)).identity
+    second = open_store(Settings(store_url=url)).identity
     assert first is not None and second is not None and first.store_id() == second.store_id()
     sqlite3.connect(tmp_path / "x.db").close()
 

@@ -10,17 +10,18 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from infinite_context_brain.core.brain import ProjectBrain
 from infinite_context_brain.core.config import load_settings
-from infinite_context_brain.core.errors import InfiniteContextError
+from infinite_context_brain.core.errors import InfiniteContextError, InvalidInput
 from infinite_context_brain.core.transcript.digest import digest
 from infinite_context_brain.core.transcript.handoff import checkpoint_from_transcript
 from infinite_context_brain.core.transcript.meter import measure
 from infinite_context_brain.core.transcript.reader import TranscriptReader
-from infinite_context_brain.core.transcript.service import expand, transcript_stats
+from infinite_context_brain.core.transcript.service import ENTRY_TYPES, expand, transcript_stats
 from infinite_context_brain.core.transcript.transform import transform
 
 scalars = st.one_of(
@@ -66,7 +67,11 @@ def test_no_line_makes_a_reader_raise(tmp_path: Path, lines: list[str]) -> None:
     digest(entries, [tmp_path])
     objects = [o for _n, _r, o in TranscriptReader(path).raw_lines() if o is not None]
     transform(objects)
-    transcript_stats(path)
+    if any(o.get("type") in ENTRY_TYPES for o in objects) or not any(x.strip() for x in lines):
+        transcript_stats(path)
+    else:  # not a Claude Code transcript: refused by name, not read as one with zero figures
+        with pytest.raises(InvalidInput, match="not a Claude Code transcript"):
+            transcript_stats(path)
     with contextlib.suppress(InfiniteContextError):  # NotFound is an answer, not a crash
         expand("toolu_1", path)
 

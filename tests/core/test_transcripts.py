@@ -157,7 +157,7 @@ def test_transform_never_touches_the_file_or_the_input_objects() -> None:
         if isinstance(b, dict) and str(b.get("content", "")).startswith(MARKER)
     )
     first_line = sample.splitlines()[0]
-    assert "-token output" in first_line and "expand toolu_" in first_line
+    assert " tokens; " in first_line and "expand toolu_" in first_line
 
 
 def test_transform_messages_is_gated_by_endless_mode() -> None:

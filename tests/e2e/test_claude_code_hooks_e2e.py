@@ -58,13 +58,13 @@ def first(project: ClaudeProject) -> Run:
 def _observations(project: ClaudeProject, ids: list[str]) -> dict[str, object]:
     session = (project.root / ".claude_session_id").read_text().strip()
     with open_store(load_settings(store_url=project.store_url)) as store:
-        return dict(store.get_observations(session, ids))
+        return dict(store.observations.get_observations(session, ids))
 
 
 def _state(project: ClaudeProject) -> tuple[int, str]:
     session = (project.root / ".claude_session_id").read_text().strip()
     with open_store(load_settings(store_url=project.store_url)) as store:
-        state = store.get_state(session)
+        state = store.states.get_state(session)
     assert state is not None
     return state.meta.version, state.model_dump_json()
 
@@ -177,11 +177,11 @@ def test_mcp_hooks_without_our_server_lose_nothing(tmp_path_factory: pytest.Temp
         Step(tool="Bash", input={"command": "echo kept-anyway", "description": "echo"}),
         Step(text="Done."),
     ]
-    run = run_claude(project, script, tag="alone", prompt="Run it")
+    run = run_claude(project, script, tag="alone", prompt="Run the echo check")
     assert run.returncode == 0, run.stderr[-2000:]
     assert project.spool_settled(), project.worker_log()
     stored = _observations(project, ["toolu_alone0000"])
     assert "kept-anyway" in str(stored["toolu_alone0000"])
     assert stored["toolu_alone0000"].source == "transcript"  # type: ignore[attr-defined]
     _version, state = _state(project)
-    assert "Run it" in state
+    assert "Run the echo check" in state

@@ -72,9 +72,9 @@ def test_kill_9_during_checkpoints_never_breaks_the_state(project_dir: Path, sto
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait()
         with ProjectBrain.open(project_dir, settings) as brain:
-            state = brain.store.get_state(brain.session_id)
+            state = brain.store.states.get_state(brain.session_id)
             assert state is not None
-            latest = brain.store.history(brain.session_id, 1)[0]
+            latest = brain.store.states.history(brain.session_id, 1)[0]
             assert latest.version == state.meta.version
             assert latest.state == state
             assert brain.resume().state == state

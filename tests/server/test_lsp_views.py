@@ -21,7 +21,7 @@ async def test_show_renders_a_version_and_status_has_markdown(lsp: Session) -> N
     await lsp.request("checkpoint", {"folderUri": a, "context": "Done: it. Current task: ship"})
     first: dict[str, Any] = _plain(await lsp.request("show", {"folderUri": a, "version": 1}))
     assert first["version"] == 1 and first["markdown"].startswith("# Project context")
-    assert "List<T>" in first["markdown"] and "session_id" not in first["markdown"]
+    assert "List\\<T>" in first["markdown"] and "session_id" not in first["markdown"]
     assert "ship" in _plain(await lsp.request("show", {"folderUri": a, "version": 2}))["markdown"]
     with pytest.raises(JsonRpcException, match="version 9 is not in the history"):
         await lsp.request("show", {"folderUri": a, "version": 9})

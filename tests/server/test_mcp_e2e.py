@@ -10,19 +10,25 @@ from typing import Any
 
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
+from mcp.types import Implementation
 
 from ..conftest import PYTHON, cli_env
 
 
 @asynccontextmanager
-async def mcp_session(project_dir: Path, store_url: str, **env: str) -> AsyncIterator[ClientSession]:
+async def mcp_session(
+    project_dir: Path, store_url: str, client: Implementation | None = None, **env: str
+) -> AsyncIterator[ClientSession]:
     params = StdioServerParameters(
         command=PYTHON,
         args=["-m", "infinite_context_brain.server", "mcp"],
         cwd=str(project_dir),
         env=cli_env(store_url, **env),
     )
-    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+    async with (
+        stdio_client(params) as (read, write),
+        ClientSession(read, write, client_info=client) as session,
+    ):
         init = await session.initialize()
         assert init.server_info.name == "infinite-context"
         assert init.instructions and len(init.instructions.encode()) < 2048
@@ -77,7 +83,7 @@ async def test_full_workflow_over_stdio(project_dir: Path, store_url: str) -> No
         assert items[0]["merged_by"] == "rollback:v1"
 
         diff = await s.call_tool("diff", {"from_version": 1, "to_version": 3})
-        assert "current_task" in text_of(diff)
+        assert text_of(diff).startswith("Version 1 -> 3:\ntask: ")  # field by field, as the CLI shows it
         assert any(c["path"] == "active_context.current_task" for c in diff.structured_content["changes"])
 
         status = await s.call_tool("status", {})

@@ -121,7 +121,7 @@ async def _stored(project_dir: Path, store_url: str, ids: list[str], timeout: fl
         while True:
             id_file = project_dir / ".claude_session_id"
             session = id_file.read_text().strip() if id_file.exists() else ""
-            found = dict(store.get_observations(session, ids)) if session else {}
+            found = dict(store.observations.get_observations(session, ids)) if session else {}
             if len(found) == len(ids) or time.monotonic() > deadline:
                 return found
             await asyncio.sleep(0.05)

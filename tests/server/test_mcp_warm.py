@@ -1,18 +1,17 @@
-"""The MCP server's warm-up (issue 19): a call that comes while it opens the brain sharing its
-work, a failed warm-up leaving the first call its error, and start-up without the garbage
-collector until the server is built and the read path warm. The real brain, store and settings
-throughout; the factory is only counted (and held, to make a call arrive while it is opening)."""
+"""The MCP server's warm-up: a call that comes while it opens the brain waits for its brain, a
+failed warm-up leaves the first call its error, stopping ends it, and `initialize` never waits for
+the store. The real brain, store and settings throughout; the factory is only counted (and held, to
+make a call arrive while it is opening)."""
 
 from __future__ import annotations
 
-import gc
 import json
 import logging
 import socket
 import subprocess
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -20,13 +19,13 @@ import pytest
 from infinite_context_brain.core.brain import ProjectBrain
 from infinite_context_brain.core.config import load_settings
 from infinite_context_brain.core.errors import ConfigError, StorageUnavailable
+from infinite_context_brain.server.claude_code.hook_tool import HOOK_TOOL
 from infinite_context_brain.server.mcp import warm
 from infinite_context_brain.server.mcp.holder import BrainHolder
-from infinite_context_brain.server.mcp.startup_gc import StartupGc
 
 from ..conftest import PYTHON, cli_env
 from ..redis_servers import free_port
-from .test_mcp_fast_path import INIT
+from .test_mcp_calls import INIT
 
 
 class CountedOpen:
@@ -58,12 +57,11 @@ def held(project_dir: Path, store_url: str) -> Iterator[tuple[CountedOpen, Brain
     holder.close()
 
 
-@pytest.mark.usefixtures("collector")
 def test_a_call_during_the_warm_up_waits_for_its_brain(
     project_dir: Path, held: tuple[CountedOpen, BrainHolder]
 ) -> None:
     opener, holder = held
-    warm.start(holder).server_built()
+    warm.start(holder)
     assert opener.entered.wait(10)  # the warm-up is opening the brain, held there
     got: list[ProjectBrain] = []
     call = threading.Thread(target=lambda: got.append(holder.get()))
@@ -111,137 +109,25 @@ def test_a_failed_warm_up_leaves_the_first_call_its_error(
     assert not (project_dir / ".claude_session_id").exists()
 
 
-def _wait_until(condition: Callable[[], bool], seconds: float = 10.0) -> bool:
-    deadline = time.monotonic() + seconds
-    while not condition():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.01)
-    return True
-
-
-@pytest.fixture
-def collector() -> Iterator[None]:
-    """The warm-up pauses and freezes this process's collector: leave it as it was."""
-    assert gc.isenabled()
-    yield
-    gc.unfreeze()
-    gc.enable()
-
-
-@pytest.fixture
-def writes(monkeypatch: pytest.MonkeyPatch) -> threading.Event:
-    """Set once the write path has been warmed (the real one, then this flag); no delay before."""
-    done = threading.Event()
-    real = warm._warm_writes
-
-    def warm_writes(holder: BrainHolder) -> None:
-        real(holder)
-        done.set()
-
-    monkeypatch.setattr(warm, "_warm_writes", warm_writes)
-    monkeypatch.setattr(warm, "WRITE_PATH_DELAY", 0.0)
-    return done
-
-
-@pytest.mark.usefixtures("collector")
-def test_start_up_runs_without_the_collector_until_built_and_warm(
-    held: tuple[CountedOpen, BrainHolder], writes: threading.Event
+def test_stopping_while_the_warm_up_opens_the_brain_ends_it(
+    project_dir: Path, held: tuple[CountedOpen, BrainHolder]
 ) -> None:
-    """The collector is off from ``start`` (before the SDK import) until both the server is
-    built and the read path is warm, then on again with start-up's objects frozen; the write
-    path waits for the server."""
+    """The client leaves while the brain is still opening: ``close`` waits for the open to finish,
+    then closes it; the warm-up thread ends, and a stopped holder opens nothing again (a store
+    and a session lock nobody would close)."""
     opener, holder = held
-    frozen = gc.get_freeze_count()
-    warmup = warm.start(holder)
-    assert not gc.isenabled()
+    thread = warm.start(holder)
     assert opener.entered.wait(10)
+    closing = threading.Thread(target=holder.close)
+    closing.start()
     opener.hold.set()
-    assert _wait_until(lambda: holder.ready)
-    assert not writes.wait(0.3)  # the read path is warm; the server is not built yet
-    assert not gc.isenabled()
-    warmup.server_built()
-    assert writes.wait(10)
-    assert gc.isenabled()
-    assert gc.get_freeze_count() > frozen
-
-
-@pytest.mark.usefixtures("collector")
-def test_the_collector_waits_for_a_slow_read_path(held: tuple[CountedOpen, BrainHolder]) -> None:
-    opener, holder = held
-    warmup = warm.start(holder)
-    warmup.server_built()  # the server first: the brain is still opening
-    assert opener.entered.wait(10)
-    assert not gc.isenabled()
-    opener.hold.set()
-    assert _wait_until(gc.isenabled)
-
-
-@pytest.mark.usefixtures("collector")
-def test_a_failed_warm_up_turns_the_collector_back_on(project_dir: Path, store_url: str) -> None:
-    holder = BrainHolder(CountedOpen(project_dir, store_url, resume_tokens="lots"))
-    warmup = warm.start(holder)
-    warmup.server_built()
-    warmup.thread.join(10)
-    assert not warmup.thread.is_alive()
-    assert gc.isenabled()
-    assert not holder.ready  # the first call reports the setting (above)
-
-
-@pytest.mark.usefixtures("collector")
-def test_stopping_ends_the_warm_up_at_once(
-    project_dir: Path, store_url: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A server stopping while the warm-up waits to warm the write path: ``close`` cuts the wait
-    short and ``stop`` returns once the thread has ended, so no warm-up is left running (in
-    pydantic-core) while the interpreter finalizes; the write path is not warmed."""
-    monkeypatch.setattr(warm, "WRITE_PATH_DELAY", 30.0)
-    warmed = threading.Event()
-    monkeypatch.setattr(warm, "_warm_writes", lambda holder: warmed.set())
-    holder = BrainHolder(CountedOpen(project_dir, store_url))
-    warmup = warm.start(holder)
-    warmup.server_built()
-    assert _wait_until(gc.isenabled)  # the read path is warm: the thread waits for the write path
-    started = time.monotonic()
-    holder.close()
-    warmup.stop()
-    assert not warmup.thread.is_alive()
-    assert time.monotonic() - started < 5
-    assert not warmed.is_set()
-
-
-@pytest.mark.usefixtures("collector")
-def test_stopping_a_server_that_was_never_built_ends_the_warm_up(project_dir: Path, store_url: str) -> None:
-    opener = CountedOpen(project_dir, store_url)
-    holder = BrainHolder(opener)
-    warmup = warm.start(holder)  # the SDK import failed: ``server_built`` never comes
-    holder.close()  # before or after the warm-up opened the brain: either way it ends
-    warmup.stop()
-    assert not warmup.thread.is_alive()
-    # a stopped holder opens nothing again (a store and a session lock nobody would close)
+    closing.join(10)
+    warm.stop(thread)
+    assert not closing.is_alive() and not thread.is_alive()
+    assert not holder.ready
     with pytest.raises(StorageUnavailable, match="stopping"):
         holder.get()
-    assert opener.calls <= 1
-
-
-@pytest.mark.usefixtures("collector")
-def test_a_collector_switched_off_by_the_host_stays_off() -> None:
-    gc.disable()
-    pause = StartupGc(parties=1)
-    assert not pause.paused
-    pause.done()
-    assert not gc.isenabled()
-    on = StartupGc(parties=1)  # (the fixture turned nothing on: still off)
-    on.done()
-    assert not gc.isenabled()
-    gc.enable()
-    twice = StartupGc(parties=2)
-    assert twice.paused and not gc.isenabled()
-    twice.done()
-    assert twice.paused
-    twice.done()
-    twice.done()  # an extra call (a `finally` after an error) changes nothing
-    assert gc.isenabled() and not twice.paused
+    assert opener.calls == 1
 
 
 class SilentServer:
@@ -272,8 +158,9 @@ class SilentServer:
 
 
 def test_initialize_does_not_wait_for_a_frozen_store(project_dir: Path) -> None:
-    """The warm-up opens the store beside start-up: a Redis that never answers holds the warm-up
-    thread (up to the client's 2 s timeout), not `initialize`; the first call names the store."""
+    """The warm-up opens the store once serving starts: a Redis that never answers holds the
+    warm-up thread (up to the client's 2 s timeout), never `initialize`, a `ping` or a Claude
+    Code hook call (queued for later); the first tool call names the store."""
     silent = SilentServer()
     server = subprocess.Popen(
         [PYTHON, "-m", "infinite_context_brain.server", "mcp"],
@@ -293,13 +180,28 @@ def test_initialize_does_not_wait_for_a_frozen_store(project_dir: Path) -> None:
         # the warm-up had connected and was still waiting for the store when `initialize` was
         # answered (or had not connected yet): either way `initialize` did not wait for it
         assert silent.accepted is None or silent.given_up is None or silent.given_up > answered
+        hook = {"event": "PostToolUse", "tool_name": "Bash", "tool_use_id": "toolu_1", "tool_response": "ok"}
+        server.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
+        for message in (
+            {
+                "jsonrpc": "2.0",
+                "id": 3,
+                "method": "tools/call",
+                "params": {"name": HOOK_TOOL, "arguments": hook},
+            },
+            {"jsonrpc": "2.0", "id": 4, "method": "ping"},
+        ):
+            server.stdin.write((json.dumps(message) + "\n").encode())
+        server.stdin.flush()
+        answers = {json.loads(server.stdout.readline())["id"] for _ in range(2)}
+        assert answers == {3, 4}
+        assert silent.accepted is None or silent.given_up is None  # the store still held the warm-up
         call = {
             "jsonrpc": "2.0",
             "id": 2,
             "method": "tools/call",
             "params": {"name": "recall", "arguments": {}},
         }
-        server.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
         server.stdin.write((json.dumps(call) + "\n").encode())
         server.stdin.flush()
         result = json.loads(server.stdout.readline())["result"]

@@ -131,4 +131,4 @@ def test_kill_9_right_after_store_returns_keeps_the_item(project_dir: Path, stor
         assert reply is not None and not reply["result"].get("isError"), reply  # type: ignore[union-attr]
         item_id = reply["result"]["structuredContent"]["id"]  # type: ignore[index]
         with open_store(load_settings(store_url=store_url)) as store:
-            assert item_id in store.memory_get(session, [item_id])
+            assert item_id in store.memory.memory_get(session, [item_id])

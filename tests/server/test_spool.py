@@ -65,7 +65,7 @@ def _post(store_url: str, project: Path, i: int) -> float:
 def _stored(store_url: str, project: Path, ids: list[str]) -> dict[str, object]:
     session = (project / ".claude_session_id").read_text().strip()
     with open_store(load_settings(store_url=store_url)) as store:
-        return dict(store.get_observations(session, ids))
+        return dict(store.observations.get_observations(session, ids))
 
 
 def _ids(n: int) -> list[str]:

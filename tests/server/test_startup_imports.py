@@ -59,9 +59,9 @@ def test_a_brain_that_only_reads_loads_no_merge_code() -> None:
 
 
 def test_the_first_memory_call_loads_no_merge_rendering_or_redaction_code() -> None:
-    """What the MCP server's warm-up imports beside the SDK import (issue 19): the brain, working
-    memory and the SQLite store; the merge code, rendering, difflib and the redaction rules load
-    with the first checkpoint, resume or write (and the Redis client only for a Redis store)."""
+    """What the MCP server's warm-up imports: the brain, working memory and the SQLite store; the
+    merge code, rendering, difflib and the redaction rules load with the first checkpoint, resume
+    or write (and the Redis client only for a Redis store)."""
     loaded = _loaded(
         "from infinite_context_brain.core import brain\n"
         "from infinite_context_brain.core.memory import working\n"
@@ -78,23 +78,28 @@ def test_the_first_memory_call_loads_no_merge_rendering_or_redaction_code() -> N
     }
 
 
-_BUILD_SERVER = (
-    "from infinite_context_brain.server.mcp.app import build_server\n"
-    "from infinite_context_brain.server.mcp.holder import BrainHolder\n"
-    "build_server(BrainHolder(lambda: None))\n"
-)
+def test_the_mcp_server_is_built_without_the_brain() -> None:
+    """``infinite-context mcp`` builds its server before serving; the brain, the stores, the
+    transcript code and the redaction rules load afterwards, in the warm-up thread (or on the
+    first call), never on the way to `initialize`."""
+    loaded = _loaded(
+        "from infinite_context_brain.server.mcp.app import build_server\n"
+        "from infinite_context_brain.server.mcp.holder import BrainHolder\n"
+        "build_server(BrainHolder(lambda: None))\n"
+    )
+    assert not loaded & {
+        "infinite_context_brain.core.brain",
+        "infinite_context_brain.core.storage.sqlite",
+        "infinite_context_brain.core.transcript.service",
+        "infinite_context_brain.core.redact_rules",
+        "redis",
+    }
 
 
-def test_the_mcp_server_is_built_without_rich() -> None:
-    """The SDK's server constructor imports rich for a log handler that ``logging.basicConfig``
-    drops when the root logger has one (ours, set up by the entry point first): ~10-15 ms of
-    every start, for nothing (issue 19)."""
-    our_logging = "from infinite_context_brain.core.logs import setup_logging\nsetup_logging()\n"
-    loaded = _loaded(our_logging + _BUILD_SERVER)
-    assert "rich" not in loaded
-
-
-def test_a_server_built_without_our_logging_keeps_the_sdks_handler() -> None:
-    probe = _BUILD_SERVER + "import logging\nprint(type(logging.getLogger().handlers[0]).__name__)"
-    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
-    assert out.split() == ["RichHandler"]
+def test_the_language_server_answers_initialize_without_the_brain() -> None:
+    loaded = _loaded("from infinite_context_brain.server.lsp.app import build_server\nbuild_server()\n")
+    assert not loaded & {
+        "infinite_context_brain.core.brain",
+        "infinite_context_brain.core.storage.sqlite",
+        "redis",
+    }

@@ -97,10 +97,37 @@ def test_compress_and_expand(store_url: str, tmp_path: Path) -> None:
     assert same.returncode == 2 and b"output" in same.stderr
 
 
+@pytest.mark.parametrize(
+    "content",
+    ["# My project\n\nA README, not a transcript.\n", '{"name": "x", "version": 1}\n[1, 2]\nnull\n'],
+    ids=["markdown", "other-json-lines"],
+)
+def test_what_is_not_a_transcript_is_refused(store_url: str, tmp_path: Path, content: str) -> None:
+    other = tmp_path / "README.md"
+    other.write_text(content)
+    out = tmp_path / "copy.jsonl"
+    for argv, named in (
+        (("transcript", "stats", str(other)), "argument FILE:"),
+        (("transcript", "compress", str(other), "-o", str(out)), "argument FILE:"),
+        (("transcript", "expand", "toolu_01ABC", "--file", str(other)), "argument --file:"),
+    ):
+        done = run_cli_process(store_url, *argv)
+        err = done.stderr.decode()
+        assert done.returncode == 2 and done.stdout == b"", (argv, err)
+        assert err.startswith(f"error: {named} {other} is not a Claude Code transcript"), err
+        assert "fix: pass a session's .jsonl file" in err
+    assert not out.exists()
+    as_json = run(store_url, "--json", "transcript", "stats", str(other))
+    assert as_json.returncode == 2 and json.loads(as_json.stdout)["error"] == "InvalidInput"
+    empty = tmp_path / "new-session.jsonl"  # a session Claude Code has not written to yet
+    empty.write_text("")
+    assert run(store_url, "transcript", "stats", str(empty)).returncode == 0
+
+
 def _observation(store_url: str, project: Path, tool_use_id: str) -> Observation | None:
     session = (project / ".claude_session_id").read_text().strip()
     with open_store(load_settings(store_url=store_url)) as store:
-        return store.get_observations(session, [tool_use_id]).get(tool_use_id)
+        return store.observations.get_observations(session, [tool_use_id]).get(tool_use_id)
 
 
 def test_post_tool_use_hook_stores_an_observation(store_url: str, project_dir: Path) -> None:

@@ -2,24 +2,33 @@ import { strict as assert } from "node:assert";
 import { test } from "node:test";
 
 import {
-  age,
+  accessibleLabel,
   Budget,
   checkpointTemplate,
   checkpointText,
   compact,
+  DISTRIBUTION,
   errorTooltip,
-  escapeMarkdown,
   historyItems,
+  interpreterDescription,
+  interpreterFacts,
+  interpreterLabel,
+  interpreterScope,
   level,
+  logLine,
   menuItems,
+  NAME_LIMIT,
+  problemActions,
   ProxyState,
+  proxyAccessibleLabel,
   proxyLevel,
   proxyMenuItems,
   proxyText,
-  proxyTooltip,
+  shortName,
+  shownTime,
   startProblem,
   statusText,
-  tooltip,
+  withInstallFacts,
 } from "../status";
 
 const base: Budget = { folderUri: "file:///p", version: 7, contextTokens: 142_000, contextWindow: 200_000 };
@@ -48,16 +57,31 @@ test("thresholds: warning at 75%, error at 90%", () => {
   assert.equal(level({ folderUri: "f", version: 1 }), "normal");
 });
 
-test("tooltip says what a person needs", () => {
-  const now = new Date("2026-01-01T12:00:00Z");
-  const text = tooltip(
-    { ...base, lastCheckpoint: "2026-01-01T11:50:00Z", mergedBy: "offline", store: "sqlite:///b.db", memoryTokens: 10, memoryBudget: 80_000 },
-    now,
+test("the accessible name reads the figures, never Markdown or icons", () => {
+  assert.equal(accessibleLabel(base), "Infinite Context: context 142k of 200k tokens, 71 percent, checkpoint version 7");
+  assert.equal(
+    accessibleLabel({ folderUri: "f", version: 0, memoryTokens: 3000, memoryBudget: 80_000 }, "beta"),
+    "Infinite Context, beta: working memory 3k of 80k tokens, no checkpoint yet",
   );
-  assert.match(text, /142,000 \/ 200,000 tokens \(71%\)/);
-  assert.match(text, /v7, 10 min ago, merged by offline/);
-  assert.match(text, /Working memory: 10 \/ 80,000/);
-  assert.equal(age(null), "never");
+  assert.equal(accessibleLabel(undefined), "Infinite Context: starting the language server");
+  for (const label of [accessibleLabel({ ...base, refining: "gemini:x", tooltip: "**x**" }, "a_b")]) {
+    assert.doesNotMatch(label, /\*\*|\$\(|\\/);
+  }
+});
+
+test("times are written as every surface writes them", () => {
+  assert.equal(shownTime("2026-01-01T10:00:59.123456+00:00"), "2026-01-01 10:00 UTC");
+  assert.equal(shownTime("2026-01-01T11:00:00+01:00"), "2026-01-01 10:00 UTC");
+  assert.equal(shownTime(null), "never");
+});
+
+test("a long folder name is shortened before the figures go", () => {
+  const long = "customer-analytics-platform-backend-services";
+  const text = statusText({ ...base, version: 12 }, long);
+  assert.ok(text.endsWith(" · 142k/200k · v12"), text);
+  assert.ok([...shortName(long)].length === NAME_LIMIT && shortName(long).includes("…"), shortName(long));
+  assert.equal(shortName(long), "custome…rvices");
+  assert.equal(shortName("beta"), "beta");
 });
 
 test("rollback quick pick items", () => {
@@ -71,8 +95,8 @@ test("rollback quick pick items", () => {
   assert.deepEqual(
     items.map((i) => [i.label, i.description, i.detail, i.version]),
     [
-      ["v3 (current)", "2026-01-01 10:00 · offline", "logout", 3],
-      ["v2", "2026-01-01 09:00 · gemini:x", "(no task)", 2],
+      ["v3 (current)", "2026-01-01 10:00 UTC · offline", "logout", 3],
+      ["v2", "2026-01-01 09:00 UTC · gemini:x", "(no task)", 2],
     ],
   );
 });
@@ -82,39 +106,73 @@ test("multi-root: the item names the folder", () => {
   assert.equal(statusText({ folderUri: "f", version: 0 }, "beta"), "$(history) beta · no checkpoint");
   assert.equal(statusText(undefined, "beta"), "$(history) beta");
   assert.equal(statusText(undefined, "$(bug)x"), "$(history) $\u200b(bug)x"); // a folder name is not an icon
-  assert.match(tooltip(base, new Date(), "be_ta"), /\*\*Infinite Context\*\* · be\\_ta/);
-});
-
-test("user text is escaped in Markdown: <T> stays literal", () => {
-  assert.equal(escapeMarkdown("List<T> & *x*"), "List\\<T\\> \\& \\*x\\*");
-  const tip = tooltip({ ...base, currentTask: "fix List<T>" });
-  assert.match(tip, /Current task: fix List\\<T\\>/);
-  assert.ok(!tip.includes("List<T>"));
 });
 
 test("start problems name the cause", () => {
   assert.equal(startProblem("/x/python", "ENOENT", "").kind, "no-interpreter");
   const missing = startProblem("/usr/bin/python3", 1, "Traceback...\n/usr/bin/python3: No module named infinite_context_brain\n");
   assert.equal(missing.kind, "not-installed");
-  assert.match(missing.message, /\/usr\/bin\/python3 does not have infinite-context installed/);
+  assert.match(missing.message, new RegExp(`/usr/bin/python3 does not have ${DISTRIBUTION} installed`));
   assert.match(startProblem("p", 1, "boom\nValueError: bad\n").message, /ValueError: bad/);
-  assert.match(errorTooltip(missing), /Select Interpreter/);
 });
 
-test("menu: actions when running, remedies when the server cannot start", () => {
-  const running = menuItems(true, undefined, "beta", true).map((i) => i.command);
-  assert.deepEqual(running.slice(0, 4), [
-    "infiniteContext.checkpoint",
-    "infiniteContext.resume",
-    "infiniteContext.showHistory",
-    "infiniteContext.rollback",
-  ]);
-  assert.ok(running.includes("infiniteContext.selectFolder") && running.includes("infiniteContext.openSettings"));
-  assert.ok(!menuItems(true, undefined, "a", false).some((i) => i.command === "infiniteContext.selectFolder"));
-  const broken = menuItems(false, { kind: "not-installed", message: "m" }).map((i) => i.command);
-  for (const command of ["selectInterpreter", "installServer", "openSettings", "showLogs"]) {
+const facts = { python: "3.11.7", server: null, pip: true, managed: false, venv: true };
+
+test("only fixes that can work are offered, at most two in the toast", () => {
+  const gone = startProblem("/nowhere/python", "ENOENT", "");
+  const missing = startProblem("/p/.venv/bin/python", 1, "No module named 'infinite_context_brain'");
+  const installable = withInstallFacts(missing, facts);
+  const noPip = withInstallFacts(missing, { ...facts, pip: false });
+  const system = withInstallFacts(missing, { ...facts, venv: false, managed: true });
+  assert.equal(installable.installable, true);
+  assert.ok(!noPip.installable && /no pip/.test(noPip.hint ?? ""));
+  assert.ok(!system.installable && /virtual environment/.test(system.hint ?? ""));
+  assert.equal(withInstallFacts(gone, facts), gone); // only a missing package is installable
+  for (const p of [gone, noPip, system, installable]) {
+    const install = menuItems(false, p).some((i) => i.command === "infiniteContext.installServer");
+    assert.equal(install, p === installable, p.message);
+    assert.ok(problemActions(p).length <= 2);
+    assert.equal(problemActions(p).includes("Install into this interpreter"), p === installable);
+    assert.equal(errorTooltip(p).includes("Install into this interpreter"), p === installable);
+    assert.doesNotMatch(errorTooltip(p), /\*\*|\\/); // plain text
+  }
+  assert.deepEqual(problemActions(installable), ["Install into this interpreter", "Select Interpreter"]);
+  assert.match(errorTooltip(noPip), /It has no pip/);
+  const broken = menuItems(false, installable).map((i) => i.command);
+  for (const command of ["selectInterpreter", "installServer", "openSettings", "showLogs", "restartServer"]) {
     assert.ok(broken.includes(`infiniteContext.${command}`), command);
   }
+});
+
+test("the interpreter picker's facts and where a choice is saved", () => {
+  assert.deepEqual(interpreterFacts('noise\n{"python": "3.12.1", "server": "0.1.0", "pip": true, "managed": false, "venv": true}\n'), {
+    python: "3.12.1",
+    server: "0.1.0",
+    pip: true,
+    managed: false,
+    venv: true,
+  });
+  assert.equal(interpreterFacts("Traceback"), undefined);
+  assert.equal(interpreterDescription({ ...facts, server: "0.1.0" }, true), `in use · Python 3.11.7 · ${DISTRIBUTION} 0.1.0`);
+  assert.equal(interpreterDescription(facts, false), `Python 3.11.7 · without ${DISTRIBUTION}`);
+  assert.equal(interpreterDescription(undefined, false), "does not run");
+  assert.equal(interpreterScope("/w/alpha/.venv/bin/python", ["/w/alpha", "/w/beta"]), "workspace");
+  assert.equal(interpreterScope("/w/alphabet/.venv/bin/python", ["/w/alpha"]), "user");
+  assert.equal(interpreterScope("/usr/bin/python3", ["/w/alpha"]), "user");
+  assert.equal(interpreterScope("python3", ["/w/alpha"]), "user");
+  assert.equal(interpreterScope("C:\\w\\a\\.venv\\Scripts\\python.exe", ["C:\\w\\a"]), "workspace");
+  const two = [{ name: "alpha", path: "/w/alpha" }, { name: "beta", path: "/w/beta/" }];
+  assert.equal(interpreterLabel("/w/beta/.venv/bin/python", two), "beta/.venv/bin/python");
+  assert.equal(interpreterLabel("/w/alpha/.venv/bin/python", two.slice(0, 1)), "./.venv/bin/python");
+  assert.equal(interpreterLabel("/usr/bin/python3", two), "/usr/bin/python3");
+});
+
+test("the server's JSON log lines become readable lines with their level", () => {
+  const line = JSON.stringify({ ts: "2026-01-01T10:00:00.000+00:00", level: "warning", logger: "x.lsp", msg: "budget not available", folder: "/w/a", fix: "start redis" });
+  assert.deepEqual(logLine(line), { level: "warn", text: "budget not available · folder=/w/a · fix=start redis" });
+  assert.deepEqual(logLine(JSON.stringify({ level: "error", msg: "boom", exc: "Traceback\nValueError" })), { level: "error", text: "boom\nTraceback\nValueError" });
+  assert.deepEqual(logLine("plain text from a library"), { level: "info", text: "plain text from a library" });
+  assert.deepEqual(logLine('{"not": "a log"}'), { level: "info", text: '{"not": "a log"}' });
 });
 
 test("checkpoint editor keeps line breaks and drops only its instructions", () => {
@@ -163,28 +221,20 @@ test("the live saving beside the budget: share saved, live, off, hidden", () => 
   const invalid = { ...idle, enabled: false, startFailed: true, problem: "infiniteContext.endless.port: must be a port number" };
   assert.equal(proxyText(invalid), "$(zap) $(warning) off");
   assert.equal(proxyLevel(invalid), "warning");
-  assert.match(proxyTooltip({ ...idle, starting: true }), /Starting the live proxy/);
 });
 
-test("a proxy that should run and does not is a warning", () => {
+test("a proxy that should run and does not is a warning; one stopped on purpose is not", () => {
   assert.equal(proxyLevel(live), "normal");
+  assert.equal(proxyLevel({ ...idle, stopped: true, problem: null }), "normal");
+  assert.equal(proxyText({ ...idle, stopped: true, problem: null }), "$(zap) off");
   assert.equal(proxyLevel({ ...idle, problem: "the proxy exited at start (code 1)" }), "warning");
   assert.equal(proxyLevel({ ...idle, enabled: false, problem: null }), "normal");
 });
 
-test("the tooltip gives the figures, the terminals' routing and the fix", () => {
-  const tip = proxyTooltip(live);
-  assert.match(tip, /Last request: tool results 24,000 → 3,000 tokens \(-88%\)/);
-  assert.match(tip, /In total: 31,200 tokens saved, 40,000 → 8,800 \(-78%\)/);
-  assert.match(tip, /2 of 3 requests transformed, 1 epoch\(s\), last overhead 4.2 ms/);
-  assert.match(tip, /New integrated terminals: Claude Code goes through it/);
-  assert.match(proxyTooltip({ ...live, transformed: 0 }), /No request through it yet/);
-  const failed = proxyTooltip({ ...idle, problem: "the proxy exited at start (code 1)", fix: "set infiniteContext.endless.port" });
-  assert.match(failed, /\$\(warning\) the proxy exited at start \\\(code 1\\\)/); // escaped Markdown
-  assert.doesNotMatch(failed, /- The live proxy is not running/); // said once, by the problem
-  assert.match(proxyTooltip(idle), /- The live proxy is not running/);
-  assert.match(failed, /Fix: set infiniteContext\\\.endless\\\.port/);
-  assert.match(failed, /Click to start the proxy/);
+test("the proxy item's accessible name", () => {
+  assert.equal(proxyAccessibleLabel(live), "Infinite Context live endless mode: 78 percent of tool result tokens saved");
+  assert.equal(proxyAccessibleLabel({ ...idle, stopped: true }), "Infinite Context live endless mode: stopped");
+  assert.equal(proxyAccessibleLabel({ ...idle, problem: "port taken" }), "Infinite Context live endless mode: off, port taken");
 });
 
 test("the proxy menu offers stop while it runs, start when it does not", () => {

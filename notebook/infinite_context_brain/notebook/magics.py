@@ -14,7 +14,7 @@ import shlex
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class
@@ -24,6 +24,9 @@ from infinite_context_brain.core.errors import InfiniteContextError
 from infinite_context_brain.core.flags import HISTORY_LIMIT_DEFAULT, Flag
 
 from .recorder import Recorder
+
+if TYPE_CHECKING:  # the models load with the brain, on the first magic
+    from infinite_context_brain.core.models import CheckpointResult
 
 T = TypeVar("T")
 
@@ -60,6 +63,8 @@ class ContextMagics(Magics):
         self._since_auto = 0
         self._brains: dict[str, Any] = {}
         self.panel: Any = None  # the last %ctx_status panel (its widgets hold the rollback flow)
+        #: terminal IPython: the %resume result not shown yet (see ``resume``)
+        self._unshown: Any = None
 
     # ---- plumbing -------------------------------------------------------------------------
     def brain(self, project: str | None) -> Any:
@@ -123,7 +128,14 @@ class ContextMagics(Magics):
 
         facts = self.recorder.facts(self._namespace(), str(Path.cwd())) if from_recorder else None
         handle = display(_Note("⏳ infinite-context: merging…"), display_id=True)
-        result = self._call(lambda: self.brain(project).checkpoint(context, tokens, facts=facts, wait=False))
+
+        def checkpoint() -> CheckpointResult:  # the brain opens inside the call: errors mapped
+            done: CheckpointResult = self.brain(project).checkpoint(
+                context, tokens, facts=facts, origin="notebook", wait=False
+            )
+            return done
+
+        result = self._call(checkpoint)
         if result is None:
             if handle is not None:
                 handle.update(_Note("✘ infinite-context: checkpoint not stored (see the message above)"))
@@ -135,7 +147,12 @@ class ContextMagics(Magics):
             f"✔ checkpoint **v{result.version}** · merged by {result.merged_by} · "
             f"{result.duration_ms:.0f} ms · state {result.state_tokens:,}/{result.token_cap:,} tokens"
             f"{refining}"
+            if result.changed
+            else f"– not saved: {'; '.join(result.warnings)}"
         )
+        if result.changed and result.warnings:
+            line += "  \n" + "  \n".join(f"⚠ {w}" for w in result.warnings)
+
         if handle is not None:
             handle.update(_Note(line))
         return None
@@ -155,6 +172,9 @@ class ContextMagics(Magics):
         print(f"infinite-context: checkpoint every {every} executed cells")
 
     def post_run_cell(self, result: Any) -> None:
+        unshown, self._unshown = self._unshown, None
+        if unshown is not None and not unshown.was_shown:  # terminal: `x = %resume`
+            unshown.show()
         before = self.recorder.executed
         self.recorder.post_run_cell(result)
         if self.auto_every is None or self.recorder.executed == before:
@@ -171,20 +191,30 @@ class ContextMagics(Magics):
     @line_magic
     def resume(self, line: str) -> Any:
         """Show the project brain as Markdown; returns the ProjectState (None before the first):
-        ``state = %resume``. The Markdown shows once, never followed by the object's repr."""
-        from .views import ResumedState, display_bundle, markdown_bundle
+        ``state = %resume``. The Markdown shows once, never followed by the object's repr: in a
+        kernel where the magic runs; in terminal IPython as the cell's ``Out[n]``, or after the
+        cell when the result was assigned (an ``Out[n]:`` with nothing after it otherwise)."""
+        from .views import LocalPaths, ResumedState, display_bundle, in_kernel, markdown_bundle
 
         args = parse_argstring(self.resume, line)
-        result = self._call(lambda: self.brain(args.project).resume(args.max_tokens))
+        brain = self._call(lambda: self.brain(args.project))
+        if brain is None:
+            return None
+        result = self._call(lambda: brain.resume(args.max_tokens))
         if result is None:
             return None
+        paths = LocalPaths.of(brain)
         for warning in result.warnings:
-            print(f"warning: {warning}", file=sys.stderr)
+            print(f"warning: {paths.hide(warning)}", file=sys.stderr)
+        markdown = paths.hide(result.markdown)
         if result.state is None:
-            display_bundle(markdown_bundle(result.markdown))
+            display_bundle(markdown_bundle(markdown))
             return None
-        resumed = ResumedState.of(result.state, result.markdown)
-        resumed.show()
+        resumed = ResumedState.of(result.state, markdown)
+        if in_kernel():
+            resumed.show()
+        else:
+            self._unshown = resumed
         return resumed
 
     @magic_arguments()

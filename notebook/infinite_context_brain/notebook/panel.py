@@ -8,7 +8,9 @@ history). A failure shows its reason and fix in the panel itself, in the cell, n
 
 Every display is one mime bundle with static fallbacks: the widget view for a live front end,
 ``text/html`` for an exported notebook (nbconvert, GitHub), ``text/plain`` for terminal IPython.
-All user text is escaped (a task about ``List<T>`` shows ``List<T>``).
+All user text is escaped (a task about ``List<T>`` shows ``List<T>``); times are written as
+every surface writes them (the header's last checkpoint is the top row's time, a rollback's too),
+and local folders by name (``views.LocalPaths``: saved outputs hold no absolute path).
 """
 
 from __future__ import annotations
@@ -16,29 +18,25 @@ from __future__ import annotations
 import html
 from typing import TYPE_CHECKING, Any
 
+from infinite_context_brain.core.clock import shown_time
 from infinite_context_brain.core.errors import InfiniteContextError
 from infinite_context_brain.core.flags import HISTORY_LIMIT_DEFAULT
+
+from .views import LocalPaths, in_kernel
 
 if TYPE_CHECKING:
     from infinite_context_brain.core.brain import ProjectBrain
     from infinite_context_brain.core.models import HistorySummary, StatusReport
 
 
-def _has_widget_frontend() -> bool:
-    from IPython import get_ipython
-
-    shell = get_ipython()
-    return shell is not None and getattr(shell, "kernel", None) is not None
-
-
-def status_lines(status: StatusReport) -> list[str]:
+def status_lines(status: StatusReport, paths: LocalPaths) -> list[str]:
     if not status.has_state:
-        return [f"No checkpoint yet for {status.project_root} (store {status.store})."]
+        return [paths.hide(f"No checkpoint yet for {status.project_root} (store {status.store}).")]
     refining = f" (refining with {status.refining})" if status.refining else ""
-    when = f"{status.last_checkpoint:%Y-%m-%d %H:%M:%S} UTC" if status.last_checkpoint else "never"
     return [
-        f"Project {status.project_root} · store {status.store}",
-        f"Version {status.version} · merged by {status.merged_by}{refining} · last checkpoint {when}",
+        paths.hide(f"Project {status.project_root} · store {status.store}"),
+        f"Version {status.version} · merged by {status.merged_by}{refining} · "
+        f"last checkpoint {shown_time(status.last_checkpoint)}",
         f"State {status.state_tokens:,} of {status.token_cap:,} tokens "
         f"({_percent(status)}%) · current task: {status.current_task or '-'}",
     ]
@@ -49,7 +47,7 @@ def _percent(status: StatusReport) -> int:
 
 
 def history_line(h: HistorySummary) -> str:
-    return f"v{h.version} · {h.timestamp:%Y-%m-%d %H:%M} · {h.merged_by} · {h.first_line or '(no task)'}"
+    return f"v{h.version} · {shown_time(h.timestamp)} · {h.merged_by} · {h.first_line or '(no task)'}"
 
 
 def same_as_current(h: HistorySummary, current: HistorySummary | None) -> bool:
@@ -59,9 +57,9 @@ def same_as_current(h: HistorySummary, current: HistorySummary | None) -> bool:
     return h.version == current.version or current.merged_by == f"rollback:v{h.version}"
 
 
-def static_bundle(status: StatusReport, history: list[HistorySummary]) -> dict[str, str]:
+def static_bundle(status: StatusReport, history: list[HistorySummary], paths: LocalPaths) -> dict[str, str]:
     """``text/plain`` and ``text/html`` forms of the panel (no widgets needed)."""
-    lines = status_lines(status)
+    lines = status_lines(status, paths)
     current = history[0] if history else None
     plain = [*lines, *(f"  {history_line(h)}" + (" (current)" if h is current else "") for h in history)]
     rows = "".join(
@@ -85,6 +83,7 @@ class StatusPanel:
         import ipywidgets as w
 
         self.brain = brain
+        self.paths = LocalPaths.of(brain)
         self.pending: int | None = None
         self.message = w.HTML()
         self.bar = w.FloatProgress(min=0, description="state", layout=w.Layout(width="300px"))
@@ -126,7 +125,7 @@ class StatusPanel:
         self.bar.value = min(status.state_tokens, status.token_cap)
         self.bar.bar_style = "danger" if status.state_tokens > 0.9 * status.token_cap else "info"
         self.numbers.value = f"{status.state_tokens:,} / {status.token_cap:,} tokens ({_percent(status)}%)"
-        self.facts.value = "<br>".join(html.escape(line) for line in status_lines(status))
+        self.facts.value = "<br>".join(html.escape(line) for line in status_lines(status, self.paths))
         current = history[0] if history else None
         rows, self.buttons = [], {}
         for h in history:
@@ -143,7 +142,7 @@ class StatusPanel:
     def bundle(self) -> dict[str, Any]:
         assert self.status is not None
         data = dict(self.widget._repr_mimebundle_() or {})
-        data.update(static_bundle(self.status, self.history))
+        data.update(static_bundle(self.status, self.history, self.paths))
         return data
 
     # ---- the rollback flow ----------------------------------------------------------------
@@ -182,10 +181,10 @@ def show_status(brain: ProjectBrain) -> StatusPanel | None:
     """Display the panel (or its text in terminal IPython); the live panel is returned."""
     from IPython.display import display
 
-    if not _has_widget_frontend():
+    if not in_kernel():
         status = brain.status()
         history = brain.history(HISTORY_LIMIT_DEFAULT) if status.has_state else []
-        display(static_bundle(status, history), raw=True)
+        display(static_bundle(status, history, LocalPaths.of(brain)), raw=True)
         return None
     panel = StatusPanel(brain)
     panel.handle = display(panel.bundle(), raw=True, display_id=True)

@@ -11,10 +11,13 @@ as before.
 
 from __future__ import annotations
 
+import re
 import sys
 import types
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TextIO, cast
+
+from infinite_context_brain.core.redact import redact
 
 if TYPE_CHECKING:
     from IPython.core.interactiveshell import ExecutionInfo, ExecutionResult
@@ -23,6 +26,8 @@ if TYPE_CHECKING:
 
 SOURCE_CHARS = 600
 OUTPUT_CHARS = 400
+#: printed output kept while a cell runs, before it is redacted and clipped to OUTPUT_CHARS
+PRINTED_CHARS = 4 * OUTPUT_CHARS
 MAX_CELLS = 40  # older cells beyond this are summarised by count
 NAMESPACE_ITEMS = 30
 _IPYTHON_NAMES = {"In", "Out", "exit", "quit", "get_ipython", "open"}
@@ -44,20 +49,34 @@ class _Tee:
         self._limit = limit
         self.kept: list[str] = []
         self._size = 0
+        self.cut = False  # more was written than kept
 
     def write(self, text: str) -> int:
-        if self._size < self._limit:
-            piece = text[: self._limit - self._size]
+        room = self._limit - self._size
+        self.cut |= len(text) > room
+        if room > 0:
+            piece = text[:room]
             self.kept.append(piece)
             self._size += len(piece)
         return self._inner.write(text)
+
+    def text(self) -> str:
+        """What was kept, without a last word the limit cut (part of a key no longer matches
+        its pattern)."""
+        kept = "".join(self.kept)
+        return _CUT_WORD.sub("", kept) if self.cut else kept
 
     def __getattr__(self, name: str) -> Any:  # flush, fileno, encoding, isatty...
         return getattr(self._inner, name)
 
 
+_CUT_WORD = re.compile(r"\S+\Z")
+
+
 def _clip(text: str, limit: int) -> str:
-    text = text.strip()
+    """Redacted, then cut to ``limit`` characters: a key cut first would no longer match its
+    pattern, and its first part would be kept."""
+    text = redact(text).strip()
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
@@ -97,14 +116,14 @@ class Recorder:
 
     def pre_run_cell(self, info: ExecutionInfo) -> None:
         if self._tee is None:
-            self._tee = _Tee(sys.stdout, OUTPUT_CHARS)
+            self._tee = _Tee(sys.stdout, PRINTED_CHARS)
             sys.stdout = cast(TextIO, self._tee)  # duck-typed: write + everything else delegated
 
     def post_run_cell(self, result: ExecutionResult) -> None:
         printed = ""
         if self._tee is not None:
             sys.stdout = self._tee._inner
-            printed = "".join(self._tee.kept)
+            printed = self._tee.text()
             self._tee = None
         info = getattr(result, "info", None)
         source = str(getattr(info, "raw_cell", "") or "")

@@ -7,10 +7,17 @@ from typing import TYPE_CHECKING, Any
 from infinite_context_brain.core.models import (
     CheckpointResult,
     DiffResult,
+    FieldDiff,
     HistorySummary,
     RollbackResult,
     StatusReport,
 )
+from infinite_context_brain.core.text import squeeze as squeeze  # re-exported: replies use it
+
+#: an item of a list in a diff line (a journal entry: its first words); a changed item says
+#: what changed in it, so it gets more room
+DIFF_ITEM_CHARS = 100
+DIFF_CHANGE_CHARS = 200
 
 if TYPE_CHECKING:
     from infinite_context_brain.core.memory.model import CompactionReport, MemoryItem
@@ -24,6 +31,8 @@ def _count(n: int, noun: str) -> str:
 
 
 def checkpoint_text(r: CheckpointResult) -> str:
+    if not r.changed:  # the warnings say why: nothing new
+        return "\n".join(f"Not saved: {w}" for w in r.warnings) or f"Not saved: version {r.version} holds it"
     text = (
         f"Checkpoint saved as version {r.version} (merged by {r.merged_by}, {r.duration_ms:.1f} ms, "
         f"state {r.state_tokens}/{r.token_cap} tokens)."
@@ -66,11 +75,19 @@ def status_text(r: StatusReport) -> str:
     return "\n".join(lines)
 
 
+def history_change(h: HistorySummary) -> str:
+    """What a version changed, for a history row."""
+    if h.changes is None:
+        return f"{h.first_line or 'no task'} (the version before is no longer kept)"
+    return h.changes or "no change"
+
+
 def history_text(items: list[HistorySummary]) -> str:
+    """``v7 · 2026-01-02 12:02 · offline · task: X; next steps +2; journal +1``, newest first."""
     if not items:
         return "No history yet."
     return "\n".join(
-        f"v{h.version}  {h.timestamp:%Y-%m-%d %H:%M:%S}  {h.merged_by:<14} {h.first_line}" for h in items
+        f"v{h.version} · {h.timestamp:%Y-%m-%d %H:%M} · {h.merged_by} · {history_change(h)}" for h in items
     )
 
 
@@ -78,10 +95,39 @@ def rollback_text(r: RollbackResult) -> str:
     return f"Rolled back: version {r.version} now holds the content of version {r.restored_from}."
 
 
-def diff_text(r: DiffResult) -> str:
-    if not r.changes:
+def diff_head(r: DiffResult) -> str:
+    """The first line of a diff: which versions, or that they hold the same content."""
+    if not r.fields:
         return f"Versions {r.from_version} and {r.to_version} hold the same content."
-    return r.unified
+    return f"Version {r.from_version} -> {r.to_version}:"
+
+
+#: how a list item changed: its mark in text, its word in Markdown
+ITEM_MARKS = {"+": "added", "-": "removed", "~": "changed"}
+
+
+def field_items(d: FieldDiff) -> list[tuple[str, str]]:
+    """A list or mapping field's changes as ``(mark, text)``: ``("+", "write the docs")``, each
+    cut to its limit; ``("", "reordered")`` for a new order."""
+    items = [("+", squeeze(item, DIFF_ITEM_CHARS)) for item in d.added]
+    items += [("-", squeeze(item, DIFF_ITEM_CHARS)) for item in d.removed]
+    items += [("~", squeeze(item, DIFF_CHANGE_CHARS)) for item in d.changed]
+    return [*items, ("", "reordered")] if d.reordered else items
+
+
+def field_text(d: FieldDiff) -> str:
+    """``task: A -> B`` (values whole); ``journal: + Done: fixed the bug``; a field with more
+    than one changed item gets a line per item."""
+    if d.before is not None or d.after is not None:
+        return f"{d.label}: {d.before or '(empty)'} -> {d.after or '(empty)'}"
+    lines = [f"{mark} {text}".strip() for mark, text in field_items(d)]
+    if len(lines) == 1:
+        return f"{d.label}: {lines[0]}"
+    return "\n".join([f"{d.label}:", *(f"  {line}" for line in lines)])
+
+
+def diff_text(r: DiffResult) -> str:
+    return "\n".join([diff_head(r), *(field_text(d) for d in r.fields)])
 
 
 def meter_text(m: ContextMeter) -> str:
@@ -152,16 +198,6 @@ def stats_tables(s: TranscriptStats) -> list[Any]:
     )
     tools.caption = f"transform {s.transform_ms:.0f} ms; fallbacks {s.fallbacks}"
     return [head, tools]
-
-
-def squeeze(text: str, limit: int) -> str:
-    """``text`` with each whitespace run as one space, cut to ``limit`` characters (the last an
-    ellipsis). Only a prefix is read when it settles the answer (a prefix's squeezed form is a
-    prefix of the whole's): a 500-word item costs ~1 µs, not ~8, on every line of a reply."""
-    head = " ".join(text[: 2 * limit].split())
-    if len(head) <= limit and len(text) > 2 * limit:  # mostly whitespace so far: read it all
-        head = " ".join(text.split())
-    return head if len(head) <= limit else head[: limit - 1] + "…"
 
 
 def memory_line(item: MemoryItem) -> str:

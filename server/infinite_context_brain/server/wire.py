@@ -1,19 +1,17 @@
-"""What both stdio servers (MCP and LSP) check on a message before their SDK sees it, so a request
-the SDK cannot take gets a JSON-RPC error reply instead of silence, a hang or a traceback.
+"""Why a JSON-RPC message cannot be taken, in words naming the field and the fix, for the two
+stdio servers' guards (``mcp/guard.py``, ``lsp/frames.py``: messages their SDK leaves unanswered)
+and the language server's own params.
 
-The SDKs either drop such a message (the MCP SDK's JSON parser rejects a lone surrogate escape
-such as ``\\ud83d``, what a cut emoji becomes, and anything nested ~200 deep, and then writes
-nothing) or stop at the first Python error (pygls hits ``RecursionError`` on a 50k-deep request
-and logs it). Here a message is checked once, with limits that hold for every request:
+Python's JSON parser takes what the SDKs' parsers refuse (lone surrogates, big integers), so
+``parse_problem`` can say where the problem is. The limits hold for every request:
 
 * nesting at most ``MAX_DEPTH`` levels (no argument of ours is nested more than a few);
 * strings are valid Unicode (no lone UTF-16 surrogate: it cannot be stored or sent on);
 * numbers are finite (``Infinity``/``NaN`` are not JSON) and integers fit in 64 bits;
 * the request ``id`` is at most ``MAX_ID_CHARS`` characters.
 
-``problem`` names the first offending field as a path (``params.arguments.content``) with the
-fix; ``request_id`` finds a request's ``id`` even in text that does not parse, so the error can
-be matched to its request. Imported by the servers at start: only the standard library.
+``request_id`` finds a request's ``id`` even in text that does not parse, so the error can be
+matched to its request. Only the standard library.
 """
 
 from __future__ import annotations

@@ -17,9 +17,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
+from .changes import field_diffs, summary_line
 from .config import Settings, load_settings
-from .errors import InvalidInput, NotFound
-from .facts import ContextFacts, map_strings  # here, not lazily: checkpoint's validator reads it
+from .errors import CorruptState, InvalidInput, NotFound
+from .facts import ContextFacts, Stated, map_strings  # here, not lazily: checkpoint's validator reads it
 from .merge_plan import merge_plan
 from .models import (
     BudgetReport,
@@ -93,7 +94,7 @@ class ProjectBrain:
         from .storage.identity import Continuity
 
         #: notices a wiped or replaced store; versions continue from the highest seen (identity.py)
-        self.continuity = Continuity(store, store.display_url, settings.resolved_data_dir())
+        self.continuity = Continuity(store.identity, store.display_url, settings.resolved_data_dir())
         #: an advisory-lock owner waiting for the project's first write (no id to lock yet)
         self._pending_claim: str | None = None
 
@@ -165,14 +166,21 @@ class ProjectBrain:
         self.close()
 
     # ---- checkpoint -------------------------------------------------------------------------
-    def _facts(self, context: str | None, facts: ContextFacts | None) -> ContextFacts:
-        """The facts of one checkpoint: ``facts`` as given plus those ``context`` text states.
-        Types and bounds are checked by ``checkpoint`` (core.params); here only what depends on
-        the content and the settings."""
+    def _facts(
+        self, context: str | None, facts: ContextFacts | None, stated: Stated | None, origin: str
+    ) -> ContextFacts:
+        """The facts of one checkpoint: ``facts`` as given, the structured fields ``stated``, and
+        what ``context`` text states, with the text itself (all redacted). Types and bounds are
+        checked by ``checkpoint`` (core.params); here only what depends on the content and the
+        settings."""
         text = context.strip() if context else ""
-        if not text and (facts is None or facts.is_empty()):
+        if stated is not None and stated.is_empty():
+            stated = None
+        if not text and stated is None and (facts is None or facts.is_empty()):
             raise InvalidInput(
-                "context", "is empty", fix="pass what you worked on: task, files, decisions, what is done"
+                "context",
+                "is empty",
+                fix="pass what you worked on: task, next steps, decisions, what is done (text or fields)",
             )
         limit = self.settings.max_context_chars
         if context is not None and len(context) > limit:
@@ -182,15 +190,18 @@ class ProjectBrain:
                 fix="send a summary of the work instead of raw output, "
                 "or raise INFINITE_CONTEXT_MAX_CONTEXT_CHARS",
             )
-        from .merge.extract import facts_from_text
+        from .merge.extract import facts_from_text, project_files
         from .redact import redact
 
-        stated = facts_from_text(redact(text), self.project.root) if text else None
-        if facts is None:
-            assert stated is not None
-            return stated
-        found = map_strings(facts, redact)
-        return found.combined(stated) if stated is not None else found
+        found = map_strings(facts, redact) if facts is not None else ContextFacts(source="text")
+        if stated is not None:
+            clean = Stated.model_validate(map_strings(ContextFacts(stated=stated), redact).stated)
+            clean.files = project_files(clean.files, self.project.root)
+            found = found.combined(ContextFacts(source=found.source, stated=clean))
+        if text:
+            found = found.combined(facts_from_text(redact(text), self.project.root))
+        found.origin = origin or found.origin
+        return found
 
     @validated
     def checkpoint(
@@ -199,16 +210,21 @@ class ProjectBrain:
         token_count: TokenCount | None = None,
         *,
         facts: ContextFacts | None = None,
+        stated: Stated | None = None,
+        origin: str = "",
         wait: bool = False,
     ) -> CheckpointResult:
         """Merge what happened into the brain and store the next version.
 
-        ``context`` is free text (labelled lines or prose), ``facts`` structured facts (the
-        transcript digest, the notebook recorder); either or both. The offline merge is stored at
-        once; with LLM tiers configured, a detached refiner replaces it in the background, unless
-        ``wait`` asks for the LLM merge before returning (the CLI's ``--wait``).
+        ``context`` is free text (labelled lines or prose: kept as written in the journal, and read
+        into facts), ``stated`` the structured fields a model sends (merged as given,
+        ``merge/stated.py``), ``facts`` structured facts (the transcript digest, the notebook
+        recorder); any of them. ``origin`` names the surface for the journal ("mcp", "cli"...).
+        The offline merge is stored at once; with LLM tiers configured, a detached refiner replaces
+        it in the background, unless ``wait`` asks for the LLM merge before returning (the CLI's
+        ``--wait``). A checkpoint that changes nothing writes no version (``changed`` is False).
         """
-        merged = self._facts(context, facts)
+        merged = self._facts(context, facts, stated, origin)
         self._ensure_session()
         if not self.merger.uses_network:
             return self._merge_in_transaction(merged, token_count, self.merger)
@@ -216,6 +232,8 @@ class ProjectBrain:
 
         if not wait:
             stored = self._merge_in_transaction(merged, token_count, OfflineMerger())
+            if not stored.changed:
+                return stored
             from .refine import spawn_refinement
 
             spawn_refinement(self, stored.version, merged, token_count)
@@ -242,6 +260,15 @@ class ProjectBrain:
             token_count=token_count,
         )
 
+    def _finished(
+        self, merged: MergeResult, request: MergeRequest, facts: ContextFacts
+    ) -> tuple[ProjectState, list[str]]:
+        """A tier's merge with what every tier keeps (journal, Claude Code's summary, the cap)."""
+        from .merge.record import finish
+
+        state, trimmed = finish(merged.state, request.old, facts, request.now, request.token_cap)
+        return state, [*merged.warnings, *trimmed]
+
     def _merge_in_transaction(
         self, facts: ContextFacts, token_count: int | None, merger: Merger
     ) -> CheckpointResult:
@@ -253,19 +280,38 @@ class ProjectBrain:
         def update(current: ProjectState | None, next_version: int) -> HistoryEntry:
             request = self._request(current, facts, token_count)
             result = merger.merge(request)
-            warnings[:] = list(result.warnings)
+            state, found = self._finished(result, request, facts)
+            if current is not None and state.content_dict() == current.content_dict():
+                raise _Unchanged(current)
+            warnings[:] = found
             durations.append(result.duration_ms)
-            return self._entry(result.state, next_version, request.now, result.merged_by, result.duration_ms)
+            return self._entry(state, next_version, request.now, result.merged_by, result.duration_ms)
 
-        outcome = self._write(update)
+        try:
+            outcome = self._write(update)
+        except _Unchanged as same:
+            return self._unchanged(same.state)
         return self._result(outcome.entry, warnings, sum(durations), outcome.attempts)
+
+    def _unchanged(self, current: ProjectState) -> CheckpointResult:
+        from .merge.integrity import state_tokens
+
+        return CheckpointResult(
+            version=current.meta.version,
+            merged_by=current.meta.merged_by,
+            changed=False,
+            duration_ms=0.0,
+            state_tokens=state_tokens(current),
+            token_cap=self.settings.state_token_cap,
+            warnings=[f"nothing new: version {current.meta.version} already holds all of it"],
+        )
 
     def _write(self, fn: UpdateFn, *, repair: bool = False, floor: int | None = None) -> UpdateOutcome:
         """``store.update_state`` above the highest version this machine has seen (identity.py)."""
         sid = self.session_id
         if floor is None:
-            floor = self.continuity.floor(sid, self.store.current_version(sid))
-        outcome = self.store.update_state(sid, fn, repair=repair, floor=floor)
+            floor = self.continuity.floor(sid, lambda: self.store.states.current_version(sid))
+        outcome = self.store.states.update_state(sid, fn, repair=repair, floor=floor)
         self.continuity.seen(sid, outcome.entry.version)
         return outcome
 
@@ -281,29 +327,38 @@ class ProjectBrain:
         re-merged on the fresh state otherwise (bounded). None when every attempt lost the race,
         or (``only_llm``) when no LLM tier produced the state."""
         for attempt in range(1, self.settings.llm_rebase_attempts + 1):
-            version = self.store.current_version(self.session_id)
-            floor = self.continuity.floor(self.session_id, version)
-            current = self.store.get_state(self.session_id)
+            version = self.store.states.current_version(self.session_id)
+            floor = self.continuity.floor(
+                self.session_id, lambda: self.store.states.current_version(self.session_id)
+            )
+            current = self.store.states.get_state(self.session_id)
             old = current
-            if base_version is not None and version == base_version and base_version > 1:
-                # Refining the offline merge of this very context: start from the version before it.
-                previous = self.store.history_entry(self.session_id, base_version - 1)
-                old = previous.state if previous is not None else current
+            if base_version is not None and version == base_version:
+                # Refining the offline merge of this very context: start from the version before
+                # it (none before a first checkpoint: the old state must not already hold the facts).
+                previous = (
+                    self.store.states.history_entry(self.session_id, base_version - 1)
+                    if base_version > 1
+                    else None
+                )
+                old = previous.state if previous is not None else None
             request = self._request(old, facts, token_count)
             result = self.merger.merge(request)
             if only_llm and result.merged_by == "offline":
                 return None
+            finished, found = self._finished(result, request, facts)
 
             def commit(
                 fresh: ProjectState | None,
                 next_version: int,
                 expect: int = floor,
                 merged: MergeResult = result,
+                state: ProjectState = finished,
                 when: datetime = request.now,
             ) -> HistoryEntry:
                 if next_version - 1 != expect:
                     raise _StateMoved
-                state = merged.state.model_copy(deep=True)
+                state = state.model_copy(deep=True)
                 state.meta.session_id = self.session_id
                 return self._entry(state, next_version, when, merged.merged_by, merged.duration_ms)
 
@@ -315,7 +370,7 @@ class ProjectBrain:
                     extra={"attempt": attempt},
                 )
                 continue
-            return self._result(outcome.entry, list(result.warnings), result.duration_ms, attempt)
+            return self._result(outcome.entry, found, result.duration_ms, attempt)
         return None
 
     def refine(
@@ -324,7 +379,7 @@ class ProjectBrain:
         """Replace the offline merge stored as ``base_version`` with the LLM chain's merge (run by
         the detached refiner process). None if no LLM tier succeeded."""
         owner = f"refine:{self.merger.label}:{default_owner('p')}"
-        self.store.acquire_lock(
+        self.store.states.acquire_lock(
             refine_lock_id(self.session_id), owner, self.settings.merge_timeout_seconds * 4
         )
         try:
@@ -332,7 +387,7 @@ class ProjectBrain:
                 facts, token_count, base_version=base_version, only_llm=True
             )
         finally:
-            self.store.release_lock(refine_lock_id(self.session_id), owner)
+            self.store.states.release_lock(refine_lock_id(self.session_id), owner)
 
     def _result(
         self, entry: HistoryEntry, warnings: list[str], duration_ms: float, attempts: int
@@ -373,9 +428,10 @@ class ProjectBrain:
         """(state, active files not on disk now, warnings). Missing files stay in the state and
         are marked, not dropped: a file deleted on purpose or absent from this checkout is still
         part of what was worked on."""
-        state = self.store.get_state(self.session_id)
+        state = self.store.states.get_state(self.session_id)
         version = state.meta.version if state is not None else 0
-        self.continuity.floor(self.session_id, version)  # a wiped store is reported on reads too
+        # a wiped store is reported on reads too (the version read again, after the record)
+        self.continuity.floor(self.session_id, lambda: self.store.states.current_version(self.session_id))
         self.continuity.seen(self.session_id, version)
         noticed = list(self.continuity.warnings)
         if state is None:
@@ -403,7 +459,7 @@ class ProjectBrain:
 
     def status(self) -> StatusReport:
         state, _missing, warnings = self._state_and_missing()
-        history = self.store.history(self.session_id)
+        history = self.store.states.history(self.session_id)
         report = StatusReport(
             project_root=str(self.project.root),
             session_id=self.session_id,
@@ -411,8 +467,8 @@ class ProjectBrain:
             has_state=state is not None,
             token_cap=self.settings.state_token_cap,
             history_versions=sorted(e.version for e in history),
-            lock_holder=self.store.lock_holder(self.session_id),
-            refining=_refining_label(self.store.lock_holder(refine_lock_id(self.session_id))),
+            lock_holder=self.store.states.lock_holder(self.session_id),
+            refining=_refining_label(self.store.states.lock_holder(refine_lock_id(self.session_id))),
             warnings=warnings,
             memory=self._memory_status(),
             merge_plan=merge_plan(self.settings),
@@ -434,19 +490,23 @@ class ProjectBrain:
     def budget(self) -> BudgetReport:
         """The cheap part of ``status`` for a status bar refreshed on every change: the current
         version, working-memory usage and lock holders. No history parse, no file checks."""
-        state = self.store.get_state(self.session_id)
+        state = self.store.states.get_state(self.session_id)
         report = BudgetReport(
             session_id=self.session_id,
             store=self.store.display_url,
+            token_cap=self.settings.state_token_cap,
             memory=self._memory_status(),
-            lock_holder=self.store.lock_holder(self.session_id),
-            refining=_refining_label(self.store.lock_holder(refine_lock_id(self.session_id))),
+            lock_holder=self.store.states.lock_holder(self.session_id),
+            refining=_refining_label(self.store.states.lock_holder(refine_lock_id(self.session_id))),
         )
         if state is not None:
             report.version = state.meta.version
             report.last_checkpoint = state.meta.last_checkpoint
             report.merged_by = state.meta.merged_by
             report.current_task = state.active_context.current_task
+            from .merge.integrity import state_tokens
+
+            report.state_tokens = state_tokens(state)
         return report
 
     def memory(self, client_name: str | None = None) -> WorkingMemory:
@@ -457,7 +517,12 @@ class ProjectBrain:
         if client_name is not None:
             self._client_name = client_name
         return WorkingMemory(
-            self.store, self.session_id, self.settings, self._client_name, create_session=self._ensure_session
+            self.store.memory,
+            self.session_id,
+            self.settings,
+            self._client_name,
+            create_session=self._ensure_session,
+            store_replaced=self.continuity.store_replaced,
         )
 
     def observe(self, payload: dict[str, Any]) -> Observation:
@@ -467,36 +532,42 @@ class ProjectBrain:
         from .transcript.record import observation_from_payload
 
         obs = observation_from_payload(payload, self.settings.observation_max_tokens)
-        self.store.put_observation(self._ensure_session(), obs)
+        self.store.observations.put_observation(self._ensure_session(), obs)
         return obs
 
     def missing_observations(self, tool_use_ids: list[str]) -> list[str]:
         """Those of ``tool_use_ids`` this project holds no observation for, in order."""
         if not tool_use_ids or not self.session_id:
             return list(tool_use_ids)
-        held = self.store.get_observations(self.session_id, tool_use_ids)
+        held = self.store.observations.get_observations(self.session_id, tool_use_ids)
         return [i for i in tool_use_ids if i not in held]
 
     def add_observations(self, observations: list[Observation]) -> None:
         """Store ``observations`` (a write: the project's id file is created if it has none)."""
         if observations:
-            self.store.put_observations(self._ensure_session(), observations)
+            self.store.observations.put_observations(self._ensure_session(), observations)
 
     def _memory_status(self) -> BudgetStatus:
         """Working-memory figures for status / budget, read without creating anything."""
         from .memory.working import WorkingMemory
 
-        memory = WorkingMemory(self.store, self.session_id, self.settings, self._client_name)
+        memory = WorkingMemory(self.store.memory, self.session_id, self.settings, self._client_name)
         return memory.budget_status()
 
     @validated
     def history(self, limit: HistoryLimit = HISTORY_LIMIT_DEFAULT) -> list[HistorySummary]:
-        return [_summary(e) for e in self.store.history(self.session_id, limit)]
+        """The newest ``limit`` versions, each with what it changed from the version before (one
+        more entry is read for the oldest one's predecessor)."""
+        entries = self.store.states.history(self.session_id, limit + 1)
+        return [
+            _summary(entry, entries[n + 1] if n + 1 < len(entries) else None)
+            for n, entry in enumerate(entries[:limit])
+        ]
 
     def _entry_or_error(self, version: int) -> HistoryEntry:
-        entry = self.store.history_entry(self.session_id, version)
+        entry = self.store.states.history_entry(self.session_id, version)
         if entry is None:
-            kept = sorted(e.version for e in self.store.history(self.session_id))
+            kept = sorted(e.version for e in self.store.states.history(self.session_id))
             raise NotFound(
                 f"version {version} is not in the history of this project (kept: {kept or 'none'})",
                 fix=f"pick one of {kept}" if kept else "make a checkpoint first",
@@ -508,9 +579,11 @@ class ProjectBrain:
     def rollback(self, steps: Steps | None = None, version: Version | None = None) -> RollbackResult:
         if steps is not None and version is not None:
             raise InvalidInput("steps", "give either steps or version, not both", fix="drop one of them")
+        if steps is None and version is None:
+            version = self._newest_intact_if_unreadable()
         if version is None:
             steps = 1 if steps is None else steps
-            current = self.store.current_version(self.session_id)
+            current = self.store.states.current_version(self.session_id)
             if current == 0:
                 raise NotFound("there is nothing to roll back yet", fix="make a checkpoint first")
             version = current - steps
@@ -523,16 +596,37 @@ class ProjectBrain:
         target = self._entry_or_error(version)
 
         def update(_current: ProjectState | None, next_version: int) -> HistoryEntry:
-            return self._entry(target.state, next_version, self.clock(), f"rollback:v{target.version}", 0.0)
+            # The restored content is a new version written now: its time is now, everywhere
+            # (status, the resume header and the history row agree).
+            now = self.clock()
+            restored = target.state.model_copy(deep=True)
+            restored.meta.last_checkpoint = now
+            return self._entry(restored, next_version, now, f"rollback:v{target.version}", 0.0)
 
         entry = self._write(update, repair=True).entry
         return RollbackResult(version=entry.version, restored_from=target.version, merged_by=entry.merged_by)
+
+    def _newest_intact_if_unreadable(self) -> int | None:
+        """The newest intact version in history when the current state cannot be read (a plain
+        ``rollback`` then restores it, not the one before it); None when the state reads fine."""
+        try:
+            self.store.states.get_state(self.session_id)
+        except CorruptState:
+            kept = self.store.states.history(self.session_id)  # newest first, unreadable rows skipped
+            if not kept:
+                raise CorruptState(
+                    "the stored state is unreadable and no intact version is left in history",
+                    fix="start again with a checkpoint (`infinite-context checkpoint -m ...`)",
+                ) from None
+            return kept[0].version
+        return None
 
     @validated
     def diff(self, from_version: FromVersion, to_version: ToVersion) -> DiffResult:
         before = self._entry_or_error(from_version).state.content_dict()
         after = self._entry_or_error(to_version).state.content_dict()
         changes = [FieldChange(path=p, before=b, after=a) for p, b, a in _changed_fields(before, after)]
+        fields = field_diffs(before, after)
         import difflib
 
         unified = "".join(
@@ -543,7 +637,9 @@ class ProjectBrain:
                 tofile=f"v{to_version}",
             )
         )
-        return DiffResult(from_version=from_version, to_version=to_version, changes=changes, unified=unified)
+        return DiffResult(
+            from_version=from_version, to_version=to_version, changes=changes, fields=fields, unified=unified
+        )
 
     @validated
     def version_markdown(self, version: Version) -> ResumeResult:
@@ -560,7 +656,7 @@ class ProjectBrain:
         if not self.session_id:  # nothing to hold yet: taken at the first write
             self._pending_claim = owner
             return LockInfo(acquired=True, owner=owner)
-        info = self.store.acquire_lock(self.session_id, owner, self.settings.lock_ttl_seconds)
+        info = self.store.states.acquire_lock(self.session_id, owner, self.settings.lock_ttl_seconds)
         if not info.acquired:
             log.warning(
                 "this project brain is also in use by another process; writes stay safe (compare-and-set)",
@@ -572,11 +668,19 @@ class ProjectBrain:
         if self._pending_claim == owner:
             self._pending_claim = None
         if self.session_id:
-            self.store.release_lock(self.session_id, owner)
+            self.store.states.release_lock(self.session_id, owner)
 
 
 class _StateMoved(Exception):
     """Raised inside a commit when another writer stored a version during a slow merge."""
+
+
+class _Unchanged(Exception):
+    """Raised inside an update when the merge would store the current state again."""
+
+    def __init__(self, state: ProjectState) -> None:
+        super().__init__("unchanged")
+        self.state = state
 
 
 def refine_lock_id(session_id: str) -> str:
@@ -591,8 +695,16 @@ def _refining_label(holder: str | None) -> str | None:
     return ":".join(parts[1:3])
 
 
-def _summary(entry: HistoryEntry) -> HistorySummary:
+def _summary(entry: HistoryEntry, previous: HistoryEntry | None) -> HistorySummary:
+    """One history row; ``previous`` is the entry listed after it (None: none is left)."""
     state = entry.state
+    if previous is not None and previous.version == entry.version - 1:
+        changes: str | None = summary_line(field_diffs(previous.state.content_dict(), state.content_dict()))
+    elif entry.version == 1:  # the first version: everything in it is new
+        empty = ProjectState.empty(state.meta.session_id)
+        changes = summary_line(field_diffs(empty.content_dict(), state.content_dict()))
+    else:
+        changes = None  # the version before is no longer kept (or unreadable)
     first = state.active_context.current_task or (
         state.project_context.recent_changes[-1].summary if state.project_context.recent_changes else ""
     )
@@ -604,6 +716,7 @@ def _summary(entry: HistoryEntry) -> HistorySummary:
         token_count=entry.token_count,
         current_task=state.active_context.current_task,
         first_line=first.splitlines()[0][:120] if first else "",
+        changes=changes,
     )
 
 

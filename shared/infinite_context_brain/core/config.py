@@ -95,7 +95,7 @@ class Settings(BaseSettings):
         description="Overrides discovery (see project.locate_project).",
     )
     history_size: int = Field(5, ge=1, le=1000)
-    state_token_cap: int = Field(4000, ge=500, le=200_000)
+    state_token_cap: int = Field(12_000, ge=500, le=200_000)
     resume_tokens: int = Field(2000, ge=200, le=50_000, description="Default budget of the resume text.")
     max_context_chars: int = Field(2_000_000, ge=1000, description="Checkpoint input cap.")
     lock_ttl_seconds: int = Field(300, ge=5)
@@ -161,9 +161,21 @@ class Settings(BaseSettings):
     memory_target: Threshold = 0.8
     # The live proxy (endless mode through ANTHROPIC_BASE_URL). Unset knobs keep the transform's
     # own defaults (``transcript.live.LiveOptions``), so each default is written once.
-    proxy_port: int | None = Field(None, ge=1, le=65535, description="The live proxy's port (default 8419).")
+    proxy_port: int | None = Field(
+        None,
+        ge=1,
+        le=65535,
+        description="The live proxy's port (default: the installed one, else a free one).",
+    )
     proxy_upstream: str | None = Field(None, description="The API the live proxy forwards to.")
     proxy_timeout: float = Field(600.0, gt=0, le=3600, description="Seconds per upstream request.")
+    proxy_max_body_mb: int = Field(
+        32, ge=1, le=1024, description="Largest request body the live proxy takes (MB)."
+    )
+    proxy_head_timeout: float = Field(
+        10.0, gt=0, le=600, description="Seconds for a request's line and headers."
+    )
+    proxy_body_timeout: float = Field(60.0, gt=0, le=3600, description="Seconds for a request's body.")
     proxy_keep_recent: int | None = Field(None, ge=0, description="Newest tool results sent whole.")
     proxy_keep_recent_tokens: int | None = Field(None, ge=0, description="Read results kept within this.")
     proxy_epoch_tokens: int | None = Field(None, ge=1, description="Whole tokens that start an epoch.")

@@ -1,10 +1,12 @@
 """Context facts: what happened since the last checkpoint, as one structured model.
 
-Three producers fill it: the transcript digest (``transcript/digest.py``, Claude Code sessions),
-the notebook recorder (cells, errors, variables) and free text (``merge/extract.py`` reads the
-labelled lines people and models write into ``checkpoint``). Mergers consume it directly: the
-offline merger places each fact, the LLM tiers get it as JSON. No layer renders facts as text for
-another layer to parse back.
+Four producers fill it: the transcript digest (``transcript/digest.py``, Claude Code sessions,
+including Claude Code's own compaction summary), the notebook recorder (cells, errors, variables),
+free text (``merge/extract.py`` reads the labelled lines and prose people and models write into
+``checkpoint``; the text itself travels too, as ``text``, so nothing said is lost) and the structured
+fields a model sends through the MCP ``checkpoint`` tool (``stated``). Mergers consume it directly:
+the offline merger places each fact, the LLM tiers get it as JSON beside the text as written. No
+layer renders facts as text for another layer to parse back.
 
 Paths are project-relative POSIX paths when the file lies inside the project (or inside the
 folder the recorded session started in), absolute otherwise; whether they exist now is not
@@ -32,6 +34,8 @@ class TaskItem(_Fact):
 
     content: str
     status: TaskStatus = "pending"
+    #: the task's id in an incremental task list (TaskCreate / TaskUpdate)
+    id: str = ""
 
 
 class TrackerEvent(_Fact):
@@ -66,12 +70,16 @@ class Failure(_Fact):
     check: str
     lines: list[str] = Field(default_factory=list)
     stated: bool = False
+    #: attempts that did not fix it (stated, or earlier failing runs of the same check)
+    tried: list[str] = Field(default_factory=list)
 
 
 class DecisionFact(_Fact):
     decision: str
     #: the question it answers, when known (AskUserQuestion, "Question: ... / Decided: ...")
     question: str = ""
+    #: why ("because ...", the reason a model gives with a structured decision)
+    reason: str = ""
 
 
 class QuestionFact(_Fact):
@@ -81,22 +89,124 @@ class QuestionFact(_Fact):
     answer: str | None = None
 
 
+class StatedDecision(_Fact):
+    # what a client sends: an unknown key is refused (named), not dropped
+    model_config = ConfigDict(extra="forbid", defer_build=True)
+
+    decision: str = Field(max_length=4_000, description="What was decided.", examples=["use authlib"])
+    reason: str = Field("", max_length=4_000, description="Why: what would break if it were undone.")
+
+
+class StatedBlocker(_Fact):
+    model_config = ConfigDict(extra="forbid", defer_build=True)
+
+    blocker: str = Field(
+        max_length=4_000, description="What blocks the work.", examples=["codesign fails on CI"]
+    )
+
+    tried: list[str] = Field(
+        default_factory=list,
+        max_length=50,
+        description="What was tried against it and did not work.",
+        examples=[["re-importing the certificate"]],
+    )
+
+
+class Stated(_Fact):
+    """What a model (or a person) states in structured checkpoint fields. Merged as given, by the
+    rules written once in ``merge/stated.py``: ``task`` and ``in_progress`` replace, ``next_steps``
+    and ``blockers`` replace the lists when given, everything else is added."""
+
+    task: str = ""
+    in_progress: str = ""
+    next_steps: list[str] | None = None
+    done: list[str] = Field(default_factory=list)
+    decisions: list[StatedDecision] = Field(default_factory=list)
+    blockers: list[StatedBlocker] | None = None
+    files: list[str] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list)
+    gotchas: list[str] = Field(default_factory=list)
+
+    def is_empty(self) -> bool:
+        return not any(getattr(self, name) for name in type(self).model_fields) and (
+            self.next_steps is None and self.blockers is None
+        )
+
+
+class CompactSummary(_Fact):
+    """Claude Code's own summary of a session, written when it compacts the context (the
+    ``isCompactSummary`` entry after ``compact_boundary``), read part by part."""
+
+    #: when it was written (the transcript entry's timestamp), as written
+    written_at: str = ""
+    request: str = ""
+    pending: list[str] = Field(default_factory=list)
+    current_work: str = ""
+    next_step: str = ""
+    errors_and_fixes: list[str] = Field(default_factory=list)
+    #: a commit came after it: the work it describes has moved on
+    settled: bool = False
+
+
+class Gotcha(_Fact):
+    """Something that failed and how it was made to work (``git add x`` refused an ignored path;
+    ``git add -f x`` worked), or a pitfall written down as such."""
+
+    text: str
+
+
 #: fields that describe the stretch rather than say something happened in it
-_BOOKKEEPING = frozenset({"source", "tool_uses"})
+_BOOKKEEPING = frozenset({"source", "tool_uses", "origin", "excerpt"})
 
 
 class ContextFacts(_Fact):
     source: Literal["text", "transcript", "notebook"] = "text"
+    #: the surface the checkpoint came from ("mcp", "cli", "editor", "notebook", "hook"), for the journal
+    origin: str = ""
+    #: the checkpoint's text as written (redacted): kept whole in the journal, never replaced
+    text: str = ""
+    #: structured fields a model or person stated (the MCP ``checkpoint`` tool's fields)
+    stated: Stated | None = None
+    #: Claude Code's own summary, when the stretch holds a compaction
+    compact_summary: CompactSummary | None = None
+    #: what the user asked ``/compact`` to focus on (the user's intent at that point)
+    compact_focus: str = ""
+
+    #: the assistant's latest stated plan ("Next steps:", "Remaining:", a numbered plan, an
+    #: approved plan-mode plan): replaces the plan seen before (None: no plan stated)
+    plan: list[str] | None = None
+    #: open items the latest tracker listing showed (``bd ready``, ``gh issue list``), with titles
+    open_items: list[str] | None = None
+    #: a commit came after the plan / Claude Code's summary stated their steps: those are settled
+    settled: list[Literal["plan", "summary"]] = Field(default_factory=list)
+    #: the stretch in its own words, newest kept within a budget (the user's requests, the
+    #: assistant's text, failing output): what an LLM merger reads beside the facts
+    excerpt: list[str] = Field(default_factory=list)
+
+    gotchas: list[Gotcha] = Field(default_factory=list)
+    #: files edited since the last passing test or build run of this stretch
+    unverified: list[str] = Field(default_factory=list)
+    #: a passing test or build run was seen after the last edit: earlier unverified files are settled
+    verified: bool = False
+    #: files removed (``rm``, ``git rm``) and moved (``mv``, ``git mv``: old -> new)
+    files_removed: list[str] = Field(default_factory=list)
+    files_moved: dict[str, str] = Field(default_factory=dict)
     #: the user's real requests, oldest first (acknowledgements like "continue" are not requests)
     requests: list[str] = Field(default_factory=list)
     #: the user said something (a request or an acknowledgement): open assistant questions close
     user_replied: bool = False
     #: the task list as it stood at the end (None: no task-list tool was used)
     tasks: list[TaskItem] | None = None
+    #: changes to an incremental task list (TaskCreate / TaskUpdate) by id: an item whose
+    #: ``content`` is "" was only updated here (its subject is the one stored before)
+    task_updates: dict[str, TaskItem] = Field(default_factory=dict)
+    tasks_deleted: list[str] = Field(default_factory=list)
     #: the subtask in progress when stated explicitly (free text "In progress: ...")
     in_progress: str = ""
     tracker: list[TrackerEvent] = Field(default_factory=list)
     files_edited: list[str] = Field(default_factory=list)
+    #: names an edit defined or changed in each file (functions, classes, modules), newest last
+    edited_symbols: dict[str, list[str]] = Field(default_factory=dict)
     files_read: list[str] = Field(default_factory=list)
     #: files named in free text (existing ones only: free text cannot tell a path from a word)
     files_mentioned: list[str] = Field(default_factory=list)
@@ -110,6 +220,8 @@ class ContextFacts(_Fact):
     failures: list[Failure] = Field(default_factory=list)
     #: checks whose latest run passed (they settle older failures of the same check)
     passed_checks: list[str] = Field(default_factory=list)
+    #: what the assistant said it did before each passing check (how an older failure was fixed)
+    fix_notes: dict[str, str] = Field(default_factory=dict)
     #: turn-ending replies of the assistant, oldest first
     conclusions: list[str] = Field(default_factory=list)
     #: the assistant's latest narration: what it was doing when the stretch ended
@@ -144,8 +256,22 @@ class ContextFacts(_Fact):
                 setattr(merged, name, [*mine, *theirs])
             elif name == "tasks":
                 merged.tasks = theirs if theirs is not None else mine
-            elif name in {"user_replied", "clean_tree"}:
+            elif name in {"user_replied", "clean_tree", "verified"}:
                 setattr(merged, name, mine or theirs)
+            elif name in {"files_moved", "task_updates", "fix_notes"}:
+                setattr(merged, name, {**mine, **theirs})
+
+            elif name == "edited_symbols":
+                merged.edited_symbols = {
+                    path: list(dict.fromkeys([*mine.get(path, []), *theirs.get(path, [])]))
+                    for path in {**mine, **theirs}
+                }
+
+            elif name in {"plan", "open_items"}:
+                setattr(merged, name, theirs if theirs is not None else mine)
+
+            elif name == "text":
+                merged.text = "\n\n".join(t for t in (mine, theirs) if t)
             elif name == "tool_uses":
                 merged.tool_uses = mine + theirs
             elif name == "source":

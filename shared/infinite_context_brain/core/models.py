@@ -11,9 +11,10 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from .clock import utcnow
+from .facts import CompactSummary, TaskItem
 from .memory.model import BudgetStatus
 from .merge_plan import MergePlan
 
@@ -49,6 +50,8 @@ class Decision(_Model):
     question: str
     status: Literal["pending", "decided"] = "pending"
     decision: str | None = None
+    #: why it was decided (kept beside the decision: the reason is what stops it being undone)
+    reason: str = ""
     #: a question the assistant asked the user: it closes as soon as the user answers
     from_assistant: bool = False
 
@@ -61,6 +64,29 @@ class Blocker(_Model):
     since: datetime | None = None
     #: written down as a blocker, not a check seen failing (shown as written)
     stated: bool = False
+    #: attempts that did not fix it (commands that failed the same way, approaches stated)
+    tried: list[str] = Field(default_factory=list)
+
+
+NextStepOrigin = Literal["tasks", "plan", "tracker", "stated", "summary", "request"]
+
+
+class NextStep(_Model):
+    """One thing left to do, and where it was read: the task list, the assistant's stated plan, an
+    open tracker item, a checkpoint, Claude Code's compaction summary, an unfinished request. A
+    newer reading of the same origin replaces the older one's steps (a new plan replaces the old)."""
+
+    text: str
+    origin: NextStepOrigin = "stated"
+
+
+class JournalEntry(_Model):
+    """A checkpoint's text as written (redacted), dated: what extraction could not place is here."""
+
+    at: datetime
+    text: str
+    #: where it came from: "mcp", "cli", "editor", "notebook", "/compact" ...
+    origin: str = ""
 
 
 class ProjectContext(_Model):
@@ -78,11 +104,24 @@ class ActiveContext(_Model):
     active_decisions: list[Decision] = Field(default_factory=list)
     #: the subtask in progress (a task-list item, a claimed tracker issue)
     in_progress: str = ""
-    #: what is left: pending task-list items, stated next steps, an unfinished earlier request
-    next_steps: list[str] = Field(default_factory=list)
+    #: what is left: pending task-list items, the assistant's plan, open tracker items, stated
+    #: next steps, Claude Code's pending tasks, an unfinished earlier request
+    next_steps: list[NextStep] = Field(default_factory=list)
     blockers: list[Blocker] = Field(default_factory=list)
     #: files edited since the last commit
     uncommitted_files: list[str] = Field(default_factory=list)
+    #: files edited since the last passing test or build run
+    unverified_files: list[str] = Field(default_factory=list)
+    #: the names edits defined or changed in each active file (functions, classes, modules)
+    file_symbols: dict[str, list[str]] = Field(default_factory=dict)
+
+    #: pitfalls learned: an error and what fixed it
+    gotchas: list[str] = Field(default_factory=list)
+    #: the check commands this project runs (tests, linters, builds), newest first
+    checks: list[str] = Field(default_factory=list)
+
+    #: notes stated to keep (``Note:``, ``IMPORTANT:``, a model's notes)
+    notes: list[str] = Field(default_factory=list)
     #: what the assistant was doing when the context was saved, and just before
     last_step: str = ""
     earlier_steps: list[str] = Field(default_factory=list)
@@ -96,12 +135,26 @@ class ActiveContext(_Model):
     task_since: datetime | None = None
     #: titles of issue-tracker items seen lately (``bd show X``), to name a subtask claimed later
     item_titles: dict[str, str] = Field(default_factory=dict)
+    #: the assistant's incremental task list (TaskCreate / TaskUpdate) by id, across hand-offs
+    task_list: dict[str, TaskItem] = Field(default_factory=dict)
+
+    @field_validator("next_steps", mode="before")
+    @classmethod
+    def _steps_from_text(cls, value: object) -> object:
+        # States written before next steps had an origin hold plain strings.
+        if isinstance(value, list):
+            return [{"text": v, "origin": "stated"} if isinstance(v, str) else v for v in value]
+        return value
 
 
 class ProjectState(_Model):
     meta: Meta
     project_context: ProjectContext = Field(default_factory=ProjectContext)
     active_context: ActiveContext = Field(default_factory=ActiveContext)
+    #: every checkpoint's text as written, oldest first (bounded: ``merge/record.py``)
+    journal: list[JournalEntry] = Field(default_factory=list)
+    #: Claude Code's latest compaction summary, read part by part (kept past ``/clear``)
+    compact_summary: CompactSummary | None = None
 
     @classmethod
     def empty(cls, session_id: str) -> ProjectState:
@@ -131,6 +184,9 @@ class HistoryEntry(_Model):
 class CheckpointResult(_Model):
     version: int
     merged_by: str
+    #: False when the checkpoint changed nothing: no new version was written (``version`` is
+    #: the current one)
+    changed: bool = True
     duration_ms: float
     state_tokens: int
     token_cap: int
@@ -187,6 +243,10 @@ class HistorySummary(_Model):
     token_count: int
     current_task: str
     first_line: str
+    #: what this version changed from the one before, field by field in one line
+    #: ("task: X; next steps +2; journal +1"); "" when nothing changed, None when the version
+    #: before is no longer kept
+    changes: str | None = None
 
 
 class RollbackResult(_Model):
@@ -201,10 +261,35 @@ class FieldChange(_Model):
     after: object = None
 
 
+class FieldDiff(_Model):
+    """One field of the state as a person compares it (``core/changes.py``): a list by its items
+    (added, removed, changed in place, reordered), a mapping by its keys, a value before and
+    after. Items are shown by their text (a decision by its question, a journal entry by what
+    was written)."""
+
+    #: where it sits in the state ("active_context.next_steps")
+    field: str
+    #: how it is named to a reader ("next steps")
+    label: str
+    #: a single value: as it was and as it is ("" when empty); None for a list or a mapping
+    before: str | None = None
+    after: str | None = None
+    added: list[str] = Field(default_factory=list)
+    removed: list[str] = Field(default_factory=list)
+    #: items kept under the same text whose details changed ("Use SQLite?: status pending -> decided")
+    changed: list[str] = Field(default_factory=list)
+    #: the same items in another order
+    reordered: bool = False
+
+
 class DiffResult(_Model):
     from_version: int
     to_version: int
+    #: every changed leaf as stored (lists compared whole)
     changes: list[FieldChange]
+    #: the same changes field by field, as a person reads them
+    fields: list[FieldDiff] = Field(default_factory=list)
+    #: a unified diff of the two states as JSON, for tools that want one
     unified: str
 
 
@@ -238,6 +323,9 @@ class BudgetReport(_Model):
     last_checkpoint: datetime | None = None
     merged_by: str | None = None
     current_task: str = ""
+    #: the brain's size as ``status`` and ``checkpoint`` report it (``integrity.state_tokens``)
+    state_tokens: int = 0
+    token_cap: int = 0
     memory: BudgetStatus
     lock_holder: str | None = None
     #: "gemini:<model>" while a background LLM refinement is running

@@ -101,6 +101,64 @@ HookChoice = Annotated[
         "PATH is recent enough)."
     ),
 ]
+# ---- structured checkpoint fields (what the model in the session states; rules in merge/stated.py)
+#: one piece of text a model states in a structured field
+StatedText = Annotated[str, Field(max_length=4_000)]
+StatedList = Annotated[list[StatedText], Field(max_length=100)]
+CheckpointTask = Annotated[
+    str,
+    Field(
+        max_length=4_000,
+        description="The user's overall request as it stands now. Replaces the stored task.",
+        examples=["Add CSV export to the report page"],
+    ),
+]
+InProgress = Annotated[
+    str,
+    Field(
+        max_length=4_000,
+        description="The subtask being worked on right now. Replaces the stored one.",
+        examples=["the serializer in reports/export.py"],
+    ),
+]
+NextSteps = Annotated[
+    StatedList,
+    Field(
+        description="Everything still left to do, in order. Replaces the stored next steps "
+        "(send the whole list; steps left out are taken as done or dropped).",
+        examples=[["wire the export button", "test with 10k rows"]],
+    ),
+]
+DoneList = Annotated[
+    StatedList,
+    Field(
+        description="What was finished since the last checkpoint. Added to recent changes; the next "
+        "steps and blockers they settle go.",
+        examples=[["serializer for the report rows"]],
+    ),
+]
+FileList = Annotated[
+    Annotated[list[Annotated[str, Field(max_length=1_000)]], Field(max_length=100)],
+    Field(
+        description="Paths (relative to the project) being worked on or to read next. Put first "
+        "among the active files.",
+        examples=[["reports/export.py"]],
+    ),
+]
+NoteList = Annotated[
+    StatedList,
+    Field(
+        description="Facts to keep (how something works, a constraint). Added.",
+        examples=[["exports run as the app user"]],
+    ),
+]
+GotchaList = Annotated[
+    StatedList,
+    Field(
+        description="Pitfalls learned: what failed and what worked. Added.",
+        examples=[["to_csv writes the index unless index=False"]],
+    ),
+]
 #: notebook: checkpoint automatically every N executed cells
 AutoEvery = Annotated[
     int, Field(ge=1, description="Checkpoint every this many executed cells.", examples=[5])
@@ -345,21 +403,30 @@ __all__ = [
     "HISTORY_LIMIT_DEFAULT",
     "AutoEvery",
     "CharOffset",
+    "CheckpointTask",
     "CompactTarget",
     "ContextText",
+    "DoneList",
+    "FileList",
     "FromVersion",
+    "GotchaList",
     "HistoryLimit",
     "HookChoice",
     "Importance",
+    "InProgress",
     "MaxTokens",
     "MemoryBudget",
     "MemoryContent",
     "MemoryId",
     "MemoryQuery",
+    "NextSteps",
+    "NoteList",
     "PageLimit",
     "PageOffset",
     "Scope",
     "SearchLimit",
+    "StatedList",
+    "StatedText",
     "Steps",
     "Summary",
     "Tag",

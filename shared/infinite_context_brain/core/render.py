@@ -1,11 +1,14 @@
 """The resume text: the state as Markdown within a token budget, most important first.
 
-Sections in priority order: current work (the task, the subtask in progress, what is not
-committed yet, the last step, what is left), blockers, files, decisions, recent changes, notebook
-variables, overview, architecture. Within the budget each section keeps as many whole items as
-fit, highest priority first; an item is never cut mid-word, and a section that does not fit at
-all is left out rather than the higher ones shortened. Claude Code markup that an older state may
-hold is removed.
+Sections in priority order: current work (the task, the subtask in progress, the state of the
+work as checks and commits show it, then the assistant's own last words), what is left, blockers,
+Claude Code's summary at its latest compaction, the journal (checkpoint texts as written, newest
+first), decisions and gotchas, files, recent changes, notebook variables, overview, architecture.
+
+The budget is shared in two passes: first every section gets up to its share (so a long task list
+cannot push the journal or the blockers out), then what is left goes to the sections in priority
+order. Items are never cut mid-word; an item that does not fit whole is shortened only when it is
+its section's first. Claude Code markup an older state may hold is removed.
 """
 
 from __future__ import annotations
@@ -13,11 +16,23 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from .models import ProjectState
+from .models import JournalEntry, NextStep, ProjectState
 from .tokens import count_tokens
 from .transcript.markup import strip_markup
 
 MIN_ITEM_TOKENS = 12  # a shortened item below this says nothing
+#: active files the resume lists (the state keeps more; the most relevant come first)
+MAX_FILES_SHOWN = 12
+
+#: where each next step was read, as the reader is told
+STEP_ORIGIN = {
+    "stated": "",
+    "tasks": " (task list)",
+    "plan": " (the assistant's plan)",
+    "tracker": " (tracker)",
+    "summary": " (Claude Code's summary)",
+    "request": " (earlier request)",
+}
 
 
 def _when(moment: datetime | None) -> str:
@@ -28,73 +43,131 @@ def _clean(text: str) -> str:
     return " ".join(strip_markup(text).split()) if "<" in text else " ".join(text.split())
 
 
+def _lines(text: str) -> str:
+    """``text`` with its line breaks kept (indented under a list item), markup removed."""
+    text = strip_markup(text) if "<" in text else text
+    rows = [" ".join(row.split()) for row in text.strip().splitlines()]
+    return "\n  ".join(row for row in rows if row)
+
+
 @dataclass
 class _Section:
     title: str
+    share: float
     items: list[str] = field(default_factory=list)
+    kept: list[str] = field(default_factory=list)
+
+
+def _files(paths: list[str]) -> str:
+    return ", ".join(f"`{p}`" for p in paths)
+
+
+def _current_work(state: ProjectState) -> _Section:
+    ac = state.active_context
+    work = _Section("## Current work", 0.25)
+    work.items.append(f"**Task:** {_clean(ac.current_task) or '_none recorded_'}")
+    if ac.in_progress:
+        work.items.append(f"**In progress:** {_clean(ac.in_progress)}")
+    if ac.branch:
+        work.items.append(f"**Branch:** `{ac.branch}`")
+    if ac.uncommitted_files:
+        work.items.append(f"**Not committed yet:** {_files(ac.uncommitted_files)}")
+    if ac.unverified_files:
+        work.items.append(f"**Edited since the last passing test or build:** {_files(ac.unverified_files)}")
+    if ac.earlier_request:
+        work.items.append(f"**Earlier request (not finished):** {_clean(ac.earlier_request)}")
+    if ac.checks:
+        work.items.append(f"**Checks used here:** {', '.join(f'`{c}`' for c in ac.checks)}")
+
+    if ac.last_step:
+        work.items.append(f"**The assistant's last words:** {_clean(ac.last_step)}")
+    if ac.earlier_steps:
+        before = [_clean(s) for s in reversed(ac.earlier_steps)]
+        work.items.append(
+            "**Before that:** " + "\n  ".join(s if len(s) <= 240 else s[:239] + "…" for s in before)
+        )
+
+    return work
+
+
+def _step(step: NextStep) -> str:
+    return f"- {_clean(step.text)}{STEP_ORIGIN.get(step.origin, '')}"
+
+
+def _journal_item(entry: JournalEntry) -> str:
+    origin = f" ({entry.origin})" if entry.origin else ""
+    return f"- {_when(entry.at)}{origin}: {_lines(entry.text)}"
 
 
 def _sections(state: ProjectState, missing: set[str]) -> list[_Section]:
     pc, ac = state.project_context, state.active_context
-    work = _Section("## Current work")
-    work.items.append(f"**Task:** {_clean(ac.current_task) or '_none recorded_'}")
-    if ac.branch:
-        work.items.append(f"**Branch:** `{ac.branch}`")
-    if ac.in_progress:
-        work.items.append(f"**In progress:** {_clean(ac.in_progress)}")
-    if ac.uncommitted_files:
-        work.items.append(f"**Not committed yet:** {', '.join(f'`{p}`' for p in ac.uncommitted_files)}")
-    if ac.last_step:
-        work.items.append(f"**Last step:** {_clean(ac.last_step)}")
-    if ac.earlier_steps:
-        work.items.append(f"**Before that:** {' / '.join(_clean(s) for s in reversed(ac.earlier_steps))}")
-    if ac.earlier_request:
-        work.items.append(f"**Earlier request (not finished):** {_clean(ac.earlier_request)}")
-    sections = [work]
+    sections = [_current_work(state)]
     if ac.next_steps:
-        sections.append(_Section("## Next steps", [f"- {_clean(s)}" for s in ac.next_steps]))
+        sections.append(_Section("## Next steps", 0.18, [_step(s) for s in ac.next_steps]))
     if ac.blockers:
+        items = []
+        for b in reversed(ac.blockers):
+            head = f"- {_clean(b.check)}" if b.stated else f"- `{b.check}` failed"
+            if b.detail:
+                head += f": {_clean(b.detail)}"
+            if b.tried:
+                head += " — tried: " + "; ".join(_clean(t) for t in b.tried)
+            items.append(head)
+        sections.append(_Section("## Blockers (failing, not fixed yet)", 0.1, items))
+    summary = state.compact_summary
+    if summary is not None and (summary.current_work or summary.next_step):
+        items = []
+        if summary.current_work:
+            items.append(f"**Current work then:** {_lines(summary.current_work)}")
+        if summary.next_step:
+            items.append(f"**Its next step:** {_lines(summary.next_step)}")
+        items += [f"- Error and fix: {_clean(e)}" for e in summary.errors_and_fixes]
+        when = f" ({summary.written_at[:16].replace('T', ' ')} UTC)" if summary.written_at else ""
+        sections.append(_Section(f"## Claude Code's summary at its last compaction{when}", 0.14, items))
+    if state.journal:
         sections.append(
             _Section(
-                "## Blockers (failing, not fixed yet)",
-                [
-                    f"- {_clean(b.check)}"
-                    if b.stated
-                    else f"- `{b.check}` failed" + (f": {_clean(b.detail)}" if b.detail else "")
-                    for b in reversed(ac.blockers)
-                ],
+                "## Journal: checkpoint notes as written (newest first)",
+                0.16,
+                [_journal_item(e) for e in reversed(state.journal)],
             )
         )
-    if ac.active_files:
-        if all(p in missing for p in ac.active_files):  # another checkout, or a replay: say it once
-            files = _Section(
-                "## Active files (none of them on disk here)", [f"- `{p}`" for p in ac.active_files]
-            )
-        else:
-            files = _Section(
-                "## Active files",
-                [f"- `{p}`" + (" (not on disk here)" if p in missing else "") for p in ac.active_files],
-            )
-        sections.append(files)
     pending = [d for d in ac.active_decisions if d.status == "pending"]
     decided = [d for d in ac.active_decisions if d.status == "decided"]
-    if pending or decided:
+    if pending or decided or ac.gotchas or ac.notes:
         items = [
             f"- [open] {_clean(d.question)}" + (" (you asked the user)" if d.from_assistant else "")
             for d in pending
         ]
+        items += [f"- [gotcha] {_clean(g)}" for g in reversed(ac.gotchas)]
         for d in reversed(decided):
             asked = d.question.endswith("?") and d.decision
-            items.append(
-                f"- [decided] {_clean(d.question)} → {_clean(d.decision or '')}"
+            text = (
+                f"{_clean(d.question)} → {_clean(d.decision or '')}"
                 if asked
-                else f"- [decided] {_clean(d.decision or d.question)}"
+                else _clean(d.decision or d.question)
             )
-        sections.append(_Section("## Decisions", items))
+            items.append(f"- [decided] {text}" + (f" — because {_clean(d.reason)}" if d.reason else ""))
+        items += [f"- [note] {_clean(n)}" for n in reversed(ac.notes)]
+        sections.append(_Section("## Decisions, gotchas and notes", 0.1, items))
+    if ac.active_files:
+        if all(p in missing for p in ac.active_files):  # another checkout, or a replay: say it once
+            title = "## Active files (none of them on disk here)"
+            items = [f"- `{p}`" for p in ac.active_files]
+        else:
+            title = "## Active files"
+            items = [f"- `{p}`" + (" (not on disk here)" if p in missing else "") for p in ac.active_files]
+        items = items[:MAX_FILES_SHOWN]
+        for index, path in enumerate(ac.active_files[:MAX_FILES_SHOWN]):
+            names = ac.file_symbols.get(path)
+            if names:
+                items[index] += " — " + ", ".join(f"`{n}`" for n in reversed(names))
+        sections.append(_Section(title, 0.08, items))
     if pc.recent_changes:
         sections.append(
             _Section(
                 "## Recent changes (newest first)",
+                0.06,
                 [
                     f"- {_when(c.timestamp)}: {_clean(c.summary)}"
                     + (f" ({', '.join(c.files[:6])})" if c.files else "")
@@ -103,11 +176,11 @@ def _sections(state: ProjectState, missing: set[str]) -> list[_Section]:
             )
         )
     if ac.variables:
-        sections.append(_Section("## Notebook variables", [f"- {v}" for v in ac.variables]))
+        sections.append(_Section("## Notebook variables", 0.03, [f"- {v}" for v in ac.variables]))
     if pc.overview:
-        sections.append(_Section("## Overview", [_clean(pc.overview)]))
+        sections.append(_Section("## Overview", 0.03, [_clean(pc.overview)]))
     if pc.architecture:
-        sections.append(_Section("## Architecture", [_clean(pc.architecture)]))
+        sections.append(_Section("## Architecture", 0.03, [_clean(pc.architecture)]))
     return sections
 
 
@@ -128,33 +201,60 @@ def _shorten(item: str, tokens: int) -> str | None:
     return best
 
 
+class _Budget:
+    def __init__(self, total: int, used: int) -> None:
+        self.total, self.used = total, used
+
+    def take(self, line: str) -> bool:
+        cost = count_tokens(line)
+        if self.used + cost > self.total:
+            return False
+        self.used += cost
+        return True
+
+    def fill(self, section: _Section, limit: int) -> None:
+        """Add ``section``'s next items while they fit in ``limit`` tokens of the section and
+        in the total; stop at the first that does not."""
+        title_cost = count_tokens(section.title)
+        spent = sum(count_tokens(i) for i in section.kept) + (title_cost if section.kept else 0)
+        for item in section.items[len(section.kept) :]:
+            cost = count_tokens(item) + (0 if section.kept else title_cost)
+            room = min(self.total - self.used, limit - spent)
+            if cost <= room:
+                section.kept.append(item)
+                self.used += cost
+                spent += cost
+                continue
+            short = _shorten(item, room - title_cost) if not section.kept else None
+            if short is not None:
+                section.kept.append(short)
+                cost = count_tokens(short) + title_cost
+                self.used += cost
+                spent += cost
+            break
+
+
 def render_within(state: ProjectState, max_tokens: int | None, missing: set[str] | None = None) -> str:
     """Markdown of ``state`` in at most ``max_tokens`` tokens (all of it when None)."""
     meta = state.meta
     header = (
         f"# Project context (v{meta.version} · {_when(meta.last_checkpoint)} · merged by {meta.merged_by})"
     )
-    budget = max_tokens if max_tokens is not None else 10**9
-    used = count_tokens(header)
+    total = max_tokens if max_tokens is not None else 10**9
+    budget = _Budget(total, count_tokens(header))
+    sections = _sections(state, missing or set())
+    for section in sections:  # first pass: each section up to its share
+        budget.fill(section, int(section.share * total))
+    for section in sections:  # second pass: what is left, in priority order
+        budget.fill(section, total)
     out: list[str] = [header]
-    for section in _sections(state, missing or set()):
-        title_cost = count_tokens(section.title)
-        kept: list[str] = []
-        for item in section.items:
-            cost = count_tokens(item)
-            room = budget - used - title_cost * (not kept)
-            if cost <= room:
-                kept.append(item)
-                used += cost
-                continue
-            short = _shorten(item, room) if not kept else None
-            if short is not None:
-                kept.append(short)
-                used += count_tokens(short)
-            break
-        if kept:
-            used += title_cost
-            out += ["", section.title, *kept]
+    for section in sections:
+        if section.kept:
+            out += ["", section.title, *section.kept]
+            left = len(section.items) - len(section.kept)
+            more = f"- … {left} older entr{'y' if left == 1 else 'ies'} (resume with a larger budget)"
+            if left and section.title.startswith("## Journal") and budget.take(more):
+                out.append(more)
     return "\n".join(out).rstrip() + "\n"
 
 

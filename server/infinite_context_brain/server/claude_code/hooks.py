@@ -167,21 +167,34 @@ def _path(value: str | None) -> Path | None:
     return Path(value) if value else None
 
 
+def say(output: dict[str, Any] | None, message: str | None) -> dict[str, Any] | None:
+    """``output`` with ``message`` added to what the user is shown (``systemMessage``)."""
+    if not message:
+        return output
+    before = (output or {}).get("systemMessage")
+    return {**(output or {}), "systemMessage": f"{before}\n{message}" if before else message}
+
+
 def run(call: HookCall) -> dict[str, Any] | None:
     """A hook call run to its end in this process, on a brain opened for it."""
     still_running: list[str] = []
+    warning = None
     if call.event.action == "resume":
-        ensure_for_hook(call.settings.resolved_data_dir())  # live endless mode: up before the first request
+        # live endless mode: up before the first request, and the listener on its port is ours
+        advice = ensure_for_hook(call.settings.resolved_data_dir())
+        if advice is not None and advice.stop:  # Claude Code 2.1 shows it; a later one may also stop
+            return {"continue": False, "stopReason": advice.message, "systemMessage": advice.message}
+        warning = advice.message if advice is not None else None
         still_running = settle(call).running  # the session that just ended (/clear) comes first
     with call.open_brain() as brain:
-        output = dispatch(call, brain)
+        output = say(dispatch(call, brain), warning)
     if still_running:
         log.warning("hand-offs still running after %.0f s: %s", settle_seconds(), ", ".join(still_running))
-        message = (
+        output = say(
+            output,
             "infinite-context is still saving the previous session's hand-off (a long transcript); "
-            "ask Claude to call the `resume` tool in a minute to load it."
+            "ask Claude to call the `resume` tool in a minute to load it.",
         )
-        output = {**(output or {}), "systemMessage": message}
     return output
 
 
@@ -211,9 +224,7 @@ def run_command(event: Event, payload: dict[str, Any], project: str | None) -> i
         output = {"systemMessage": failures.text(event.name, message, fix)}
     else:
         failures.resolved(data_dir, event.name)
-        notice = failures.notice(data_dir, session)
-        if notice:
-            output = {**(output or {}), "systemMessage": notice}
+        output = say(output, failures.notice(data_dir, session))
     if output is not None:
         sys.stdout.write(orjson.dumps(output).decode() + "\n")
     return 0

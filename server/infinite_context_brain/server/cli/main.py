@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from infinite_context_brain.core.errors import InfiniteContextError, InvalidInput
+from infinite_context_brain.core.errors import InfiniteContextError
 
 from .parser import build_parser
 
@@ -46,23 +46,6 @@ def _open_brain(args: argparse.Namespace) -> ProjectBrain:
     return ProjectBrain.open(args.project, _settings(args))
 
 
-def _read_context(args: argparse.Namespace) -> str:
-    if args.message is not None:
-        return str(args.message)
-    if args.file is not None:
-        try:
-            return Path(args.file).read_text(encoding="utf-8")
-        except OSError as exc:
-            raise InvalidInput(
-                "--file", f"cannot read {args.file}: {exc.strerror}", fix="pass a readable file"
-            ) from None
-        except UnicodeDecodeError:
-            raise InvalidInput("--file", f"{args.file} is not UTF-8 text", fix="pass a text file") from None
-    if sys.stdin.isatty():  # never wait silently on a terminal
-        sys.stderr.write("Reading the context from the terminal: type it, then Ctrl-D.\n")
-    return sys.stdin.read()
-
-
 def _markdown(args: argparse.Namespace) -> bool:
     """Plain Markdown out (``--format md``, or stdout is a pipe / file) instead of rich text."""
     return bool(args.format == "md")
@@ -91,8 +74,11 @@ def _console() -> Console:
 
 
 def cmd_mcp(args: argparse.Namespace) -> int:
-    from ..mcp import warm
+    import anyio
+
+    from ..mcp.app import build_server
     from ..mcp.holder import BrainHolder
+    from ..mcp.serve import serve_stdio
     from ..stopping import stop_on_signals
 
     def open_brain() -> ProjectBrain:
@@ -103,20 +89,13 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         return ProjectBrain.open(settings=_settings(args, budget=args.budget))
 
     holder = BrainHolder(open_brain)
-    # Before the SDK import: the warm-up (~35 ms of CPU) runs beside it and is done long before
-    # `initialize` is answered, paid for by starting without the garbage collector (warm.py).
-    warmup = warm.start(holder)
-    from ..mcp.app import build_server
-
     app = build_server(holder)
-    warmup.server_built()
     # SIGINT / SIGTERM (Claude Code's way to stop it): release the session lock and leave.
     with stop_on_signals(holder.close, "mcp server"):
         try:
-            app.run("stdio")
+            anyio.run(serve_stdio, app)
         finally:
             holder.close()
-            warmup.stop()
     return 0
 
 
@@ -131,15 +110,18 @@ def cmd_lsp(args: argparse.Namespace) -> int:
 
 
 def cmd_checkpoint(args: argparse.Namespace) -> int:
-    context = _read_context(args)
+    from .source import read_text
+
+    context = read_text(args, "the context", 'infinite-context checkpoint "Done: fixed the bug"')
     with _open_brain(args) as brain:
         wait = not args.no_wait
         if args.json:
-            result = brain.checkpoint(context, args.tokens, wait=wait)
+            result = brain.checkpoint(context, args.tokens, origin="cli", wait=wait)
         else:
             merger = brain.merger.label
             with _console().status(f"Merging with {merger}…" if wait else "Merging…"):
-                result = brain.checkpoint(context, args.tokens, wait=wait)
+                result = brain.checkpoint(context, args.tokens, origin="cli", wait=wait)
+
     from ..text import checkpoint_text
 
     _emit(args, result, lambda: _console().print(checkpoint_text(result)))
@@ -203,18 +185,9 @@ def cmd_history(args: argparse.Namespace) -> int:
 
             sys.stdout.write(history_md(items))
             return
-        from rich.table import Table
+        from ..text import history_text
 
-        table = Table("version", "time (UTC)", "merged by", "merge ms", "current task / change")
-        for h in items:
-            table.add_row(
-                str(h.version),
-                f"{h.timestamp:%Y-%m-%d %H:%M:%S}",
-                h.merged_by,
-                f"{h.merge_duration_ms:.1f}",
-                h.first_line,
-            )
-        _console().print(table if items else "No history yet.")
+        _console().print(history_text(items), markup=False)
 
     _emit(args, {"items": items}, human)
     return 0
@@ -230,17 +203,9 @@ def cmd_diff(args: argparse.Namespace) -> int:
 
             sys.stdout.write(diff_md(result))
             return
-        from rich.syntax import Syntax
-
         from ..text import diff_text
 
-        body = diff_text(result)
-        # word_wrap (and a wrapping console): long lines wrap at the terminal's width, never cropped.
-        from rich.console import Console
-
-        Console(highlight=False).print(
-            Syntax(body, "diff", word_wrap=True) if result.changes else body, markup=False
-        )
+        _console().print(diff_text(result), markup=False)
 
     _emit(args, result, human)
     return 0
@@ -432,9 +397,10 @@ def cmd_install(args: argparse.Namespace) -> int:
 
 
 def _endless_url(settings: Settings) -> str | None:
-    from ..proxy.process import ProxyConfig, read_config
+    from ..proxy.config import read_config
 
-    return (read_config(settings.resolved_data_dir()) or ProxyConfig()).url
+    config = read_config(settings.resolved_data_dir())
+    return config.url if config is not None else None
 
 
 def cmd_proxy(args: argparse.Namespace) -> int:
@@ -472,7 +438,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from .output import flag_message, output_format
 
     argv = list(sys.argv[1:] if argv is None else argv)
-    args = build_parser().parse_args(argv)
+    args = build_parser().parse(argv)
     if getattr(args, str(args.help_dest), None) is None:  # `infinite-context`, `... memory`: help
         args.help_parser.print_help()
         return 0
@@ -491,7 +457,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             sys.stdout.write(orjson.dumps(exc.to_dict(), option=orjson.OPT_INDENT_2).decode() + "\n")
         else:
-            message = flag_message(exc, argv)
+            message = flag_message(exc, argv, getattr(args, "text_source", None))
             sys.stderr.write(f"error: {message}\n" + (f"fix: {exc.fix}\n" if exc.fix else ""))
         return exc.exit_code
     except KeyboardInterrupt:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from infinite_context_brain.core.errors import InvalidInput
 
 from ..text import compaction_text, memory_line
+from .source import read_text
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -30,15 +31,12 @@ def run_memory(
 
     settings = load(args, budget=args.budget)
     action = args.memory_command
+    # Read before the store opens: a missing text stops the command with nothing touched.
+    example = "infinite-context memory store 'Error: redis timed out'"
+    text = read_text(args, "the text to remember", example) if action == "store" else ""
     with ProjectBrain.open(settings=settings) as brain:
         memory = brain.memory()
         if action == "store":
-            if args.message is not None:
-                text = args.message
-            elif args.stdin is None and sys.stdin.isatty():  # never wait silently on a terminal
-                raise InvalidInput("-m", "no text to store", fix="pass -m TEXT, or pipe the text in with -")
-            else:
-                text = sys.stdin.read()
             item, report = memory.store_item(
                 content=text,
                 summary=args.summary,

@@ -6,23 +6,81 @@ The global options (``--project``, ``--json``, ``--format``) are accepted before
 sub-command (``status --json`` as well as ``--json status``): ``finish`` adds them to every
 sub-command, including ones added later, with ``SUPPRESS`` defaults so a value given before the
 sub-command is not reset. A command given without its sub-command prints its help.
+
+``Parser.parse`` names an unknown flag with the closest one the sub-command has (``unknown flag
+--mesage; did you mean --message?``), as git and cargo do; argparse before Python 3.14 only
+says "unrecognized arguments", at the top level, whichever sub-command was meant.
 """
 
 from __future__ import annotations
 
 import argparse
-from typing import Any
+import re
+from collections.abc import Sequence
+from typing import Any, cast
 
 from infinite_context_brain.core.flags import HISTORY_LIMIT_DEFAULT, Flag
 
 from ..claude_code.events import EVENTS
 
 FORMATS = ("text", "md", "json")
+#: ``--name=value``: a flag however its value is spelled
+FLAG_WITH_VALUE = re.compile(r"--[A-Za-z][\w-]*=")
 
 
-def _add_globals(parser: argparse.ArgumentParser, suppress: bool) -> None:
+class Parser(argparse.ArgumentParser):
+    """An ``ArgumentParser`` that knows its own flags and sub-commands (so an unknown flag can
+    be matched against them), recorded as they are added."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        #: every option string of this parser (``-m``, ``--message``...; ``-h`` is added by
+        #: argparse's own ``__init__``, hence first)
+        self.flags: list[str] = []
+        #: the sub-commands' action, when this parser has sub-commands (set by ``commands``)
+        self.commands: argparse._SubParsersAction[Parser] | None = None
+        super().__init__(*args, **kwargs)
+
+    def add_argument(self, *name_or_flags: str, **kwargs: Any) -> argparse.Action:
+        action = super().add_argument(*name_or_flags, **kwargs)
+        self.flags += action.option_strings
+        return action
+
+    def parse(self, argv: Sequence[str]) -> argparse.Namespace:
+        """``parse_args``, but anything left over is named by the sub-command it was given to:
+        an unknown flag with the closest known one, a stray word as unexpected."""
+        args, extras = self.parse_known_args(argv)
+        where = cast(Parser, getattr(args, "flag_parser", self))
+        # argparse takes `--mesage=Done: x` (a space in it) for a word of TEXT: it is a flag.
+        words = getattr(args, "text", None) or []
+        extras += [w for w in words if FLAG_WITH_VALUE.match(w) and w.split("=", 1)[0] not in where.flags]
+        if extras:
+            where.error(unknown_message(extras, where.flags))
+        return args
+
+
+def unknown_message(extras: Sequence[str], flags: Sequence[str]) -> str:
+    """``unknown flag --mesage; did you mean --message?`` for the first flag argparse could not
+    place, else ``unexpected argument: word``."""
+    import difflib  # the error path only: every hook parses its command line
+
+    flag = next((e.split("=", 1)[0] for e in extras if e.startswith("-") and e != "-"), None)
+    if flag is None:
+        return f"unexpected argument: {' '.join(extras)}"
+    close = difflib.get_close_matches(flag, flags, n=1, cutoff=0.6)
+    hint = f"did you mean {close[0]}?" if close else "see --help for the flags it takes"
+    return f"unknown flag {flag}; {hint}"
+
+
+def commands(parser: Parser, dest: str, metavar: str) -> argparse._SubParsersAction[Parser]:
+    """``parser``'s sub-commands (optional here: ``finish`` makes a missing one print help)."""
+    sub = parser.add_subparsers(dest=dest, metavar=metavar)
+    parser.commands = sub
+    return sub
+
+
+def _add_globals(parser: Parser, suppress: bool) -> None:
     """``--project``, ``--json`` and ``--format`` on ``parser`` (skipping a name it already has)."""
-    taken = set(parser._option_string_actions)
+    taken = set(parser.flags)
     default: dict[str, Any] = {"default": argparse.SUPPRESS} if suppress else {}
     if "--project" not in taken:
         parser.add_argument(
@@ -57,15 +115,15 @@ class _Version(argparse.Action):
         parser.exit()
 
 
-def finish(parser: argparse.ArgumentParser, top: bool = True) -> argparse.ArgumentParser:
+def finish(parser: Parser, top: bool = True) -> Parser:
     """Global options on every sub-command; sub-commands optional (their absence prints help);
     hidden sub-commands (``help=SUPPRESS``) kept out of the listing (argparse would print
-    ``==SUPPRESS==``)."""
+    ``==SUPPRESS==``); each parser named as the one to match a leftover flag against (the
+    innermost one given wins: a sub-command's defaults override its parent's)."""
     _add_globals(parser, suppress=not top)
-    for action in parser._actions:
-        if not isinstance(action, argparse._SubParsersAction):
-            continue
-        action.required = False
+    parser.set_defaults(flag_parser=parser)
+    action = parser.commands
+    if action is not None:
         parser.set_defaults(help_parser=parser, help_dest=action.dest)
         action._choices_actions = [c for c in action._choices_actions if c.help != argparse.SUPPRESS]
         for child in dict.fromkeys(action.choices.values()):
@@ -73,13 +131,26 @@ def finish(parser: argparse.ArgumentParser, top: bool = True) -> argparse.Argume
     return parser
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+def _text_source(parser: Parser, what: str, example: str) -> None:
+    """Where a command's text comes from: ``TEXT`` (the words as given), ``-m TEXT``, ``--file F``
+    or stdin (``-``, or a pipe with none of them). One at a time: ``cli/source.py`` reads it."""
+    parser.add_argument(
+        "text",
+        nargs="*",
+        metavar="TEXT",
+        help=f"{what} (e.g. {example}); '-' reads stdin, as does a pipe when no text is given",
+    )
+    parser.add_argument("-m", "--message", metavar="TEXT", help=f"{what}, as an option")
+    parser.add_argument("--file", metavar="F", help=f"read {what} from a file")
+
+
+def build_parser() -> Parser:
+    parser = Parser(
         prog="infinite-context",
         description="One project brain for coding assistants: checkpoint, resume, rollback.",
     )
     parser.add_argument("--version", action=_Version, help="print the version and exit")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub = commands(parser, "command", "COMMAND")
 
     mc_ = sub.add_parser("mcp", help="run the MCP stdio server (for Claude Code and other MCP clients)")
     mc_.add_argument(
@@ -95,10 +166,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     cp = sub.add_parser("checkpoint", help="merge new context into the brain")
-    source = cp.add_mutually_exclusive_group(required=True)
-    source.add_argument("-m", "--message", metavar="TEXT", help="the context text")
-    source.add_argument("--file", metavar="F", help="read the context from a file")
-    source.add_argument("stdin", nargs="?", choices=["-"], help="'-' reads the context from stdin (a pipe)")
+    _text_source(cp, "the context", "'Done: fixed the bug. Next: write the docs'")
     cp.add_argument(
         "--tokens", type=Flag("TokenCount"), metavar="N", help="tokens in the assistant's context window"
     )
@@ -116,9 +184,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("status", help="version, size, merger and history of the brain")
 
     rb = sub.add_parser("rollback", help="restore an earlier version (as a new version)")
-    which = rb.add_mutually_exclusive_group()
-    which.add_argument("--steps", type=Flag("Steps"), metavar="N", help="go back N versions (default 1)")
-    which.add_argument("--version", type=Flag("Version"), metavar="N", help="restore exactly version N")
+    # One of the two: the core refuses both at once, naming them.
+    rb.add_argument("--steps", type=Flag("Steps"), metavar="N", help="go back N versions (default 1)")
+    rb.add_argument("--version", type=Flag("Version"), metavar="N", help="restore exactly version N")
 
     hi = sub.add_parser("history", help="versions kept in history, newest first")
     hi.add_argument(
@@ -135,9 +203,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub.add_parser("doctor", help="check Python, the store and keys, and say what to fix")
 
-    store = sub.add_parser("store", help="manage stores").add_subparsers(
-        dest="store_command", required=True, metavar="ACTION"
-    )
+    store = commands(sub.add_parser("store", help="manage stores"), "store_command", "ACTION")
     copy = store.add_parser("copy", help="copy every session (state + history) between stores; idempotent")
     copy.add_argument(
         "--from", dest="source", required=True, metavar="URL", help="sqlite:///... or redis://..."
@@ -158,10 +224,9 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="token budget (default: INFINITE_CONTEXT_BUDGET)",
     )
-    mems = mem.add_subparsers(dest="memory_command", required=True, metavar="ACTION")
-    ms = mems.add_parser("store", help="remember a text (from -m, or stdin with -)")
-    ms.add_argument("-m", "--message", metavar="TEXT", help="the text to remember")
-    ms.add_argument("stdin", nargs="?", choices=["-"], help="'-' reads the text from stdin (a pipe)")
+    mems = commands(mem, "memory_command", "ACTION")
+    ms = mems.add_parser("store", help="remember a text (TEXT, -m TEXT, --file F or a pipe)")
+    _text_source(ms, "the text to remember", "'Error: redis timed out'")
     ms.add_argument("--summary", help="a short summary (kept when the text is compacted away)")
     ms.add_argument(
         "--tag", action="append", dest="tags", metavar="TAG", type=Flag("Tag"), help="a tag (repeatable)"
@@ -213,14 +278,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     px = sub.add_parser("proxy", help="live endless mode: the local Anthropic API proxy")
-    pxs = px.add_subparsers(dest="proxy_command", required=True, metavar="ACTION")
+    pxs = commands(px, "proxy_command", "ACTION")
     for action, text in (
         ("run", "run the proxy in the foreground (Ctrl-C stops it)"),
         ("start", "start the proxy in the background unless it runs"),
     ):
         pr = pxs.add_parser(action, help=text)
         pr.add_argument(
-            "--port", type=int, metavar="N", help="port on 127.0.0.1 (default: the installed one, else 8419)"
+            "--port", type=int, metavar="N", help="port on 127.0.0.1 (default: installed, else a free one)"
         )
         pr.add_argument(
             "--upstream", metavar="URL", help="the API to forward to (default: installed, else Anthropic)"
@@ -229,7 +294,7 @@ def build_parser() -> argparse.ArgumentParser:
     pxs.add_parser("stop", help="stop the running proxy")
 
     tr = sub.add_parser("transcript", help="Claude Code transcripts: context meter, endless mode")
-    trs = tr.add_subparsers(dest="transcript_command", required=True, metavar="ACTION")
+    trs = commands(tr, "transcript_command", "ACTION")
     st = trs.add_parser("stats", help="context meter and what endless mode would save")
     st.add_argument(
         "file", nargs="?", metavar="FILE", help="a .jsonl transcript (default: the project's live one)"

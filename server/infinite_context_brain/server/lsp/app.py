@@ -9,9 +9,8 @@ when the client supports it. The budget notification reads ``ProjectBrain.budget
 no file checks), one read per folder at a time, bursts of changes coalesced. Core errors become
 JSON-RPC errors in ``_mapped`` only: invalid params (-32602) or the server range (-32000..-32099)
 with the message and the fix; anything else is logged with its traceback and answered as an
-internal error naming the request, never with the traceback (``Protocol._send_response`` strips
-pygls's ``data.traceback`` from any error it builds itself). Frames are read by
-``framing.read_loop``, which answers what pygls would drop (see there).
+internal error naming the request, never with the traceback. pygls reads the frames
+(``start_io``); those its read loop cannot take are answered by ``frames.Frames`` (see there).
 
 Live endless mode (``proxy.py``): with ``infiniteContext.endless.enabled`` the server starts the
 per-user proxy after ``initialized``; ``infiniteContext/proxy`` (status, start, stop) needs no
@@ -23,11 +22,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import sys
 import threading
 import uuid
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar
 
 import attrs
 from lsprotocol import types
@@ -37,10 +37,16 @@ from pygls.protocol import LanguageServerProtocol
 from pygls.uris import to_fs_path
 
 from infinite_context_brain.core.errors import InfiniteContextError, InvalidInput
+from infinite_context_brain.core.markdown import display_markdown
 
 from .. import package_version
+from ..wire import check_value
+from .frames import Frames
 from .proxy import ProxyWatch
 from .sessions import FolderSession, Sessions
+
+if TYPE_CHECKING:
+    from pygls.server import ServerErrors
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -62,6 +68,11 @@ def _params(raw: Any) -> dict[str, Any]:
         return {}
     if not isinstance(value, dict):
         raise InvalidInput("params", "must be an object", fix='pass e.g. {"folderUri": "file:///..."}')
+    # what Python's JSON parser takes but no request of ours may carry (a lone surrogate cannot
+    # be stored; Infinity is not JSON)
+    problem = check_value({"params": value})
+    if problem is not None:
+        raise JsonRpcInvalidParams(message=problem.message)
     return value
 
 
@@ -102,23 +113,6 @@ class Protocol(LanguageServerProtocol):
             return CustomRequest
         return super().get_message_type(method)
 
-    def _send_response(self, msg_id: Any, result: Any = None, error: Any = None) -> None:
-        """pygls puts a Python traceback in ``error.data`` of errors it builds (a handler that
-        raised something unexpected): the client gets the message, the log has the rest."""
-        if (
-            isinstance(error, types.ResponseError)
-            and isinstance(error.data, dict)
-            and "traceback" in error.data
-        ):
-            log.error(
-                "request %s failed: %s", msg_id, error.message, extra={"traceback": error.data["traceback"]}
-            )
-            error = types.ResponseError(
-                code=error.code,
-                message=f"internal error: {error.message[:300]}. Fix: see the server log (stderr)",
-            )
-        super()._send_response(msg_id, result, error)
-
 
 class InfiniteContextServer(LanguageServer):
     def __init__(self) -> None:
@@ -132,26 +126,20 @@ class InfiniteContextServer(LanguageServer):
         self.proxy = ProxyWatch()
         self.proxy_watcher: asyncio.Task[None] | None = None
         self._proxy_sent: dict[str, Any] | None = None
+        self.frames: Frames | None = None
 
-    def start_io(self, stdin: Any = None, stdout: Any = None) -> None:
-        """pygls's ``start_io`` with ``framing.read_loop`` in place of its ``run_async``."""
-        import sys
+    def start_io(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
+        """pygls's ``start_io``, reading the wire through ``Frames``."""
+        out = stdout or sys.stdout.buffer
+        self.frames = Frames(stdin or sys.stdin.buffer, out)
+        super().start_io(self.frames, out)  # type: ignore[arg-type]  # (pygls calls readline and read)
 
-        from pygls.io_ import StdinAsyncReader, StdoutWriter
-
-        from .framing import read_loop
-
-        self._stop_event = threading.Event()
-        reader = StdinAsyncReader(stdin or sys.stdin.buffer, self.thread_pool)
-        self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
-        try:
-            asyncio.run(read_loop(self._stop_event, reader, self.protocol))
-        except BrokenPipeError:
-            log.error("the client closed the connection; shutting down")
-        except (KeyboardInterrupt, SystemExit):
-            pass
-        finally:
-            self.shutdown()  # type: ignore[no-untyped-call]
+    def report_server_error(self, error: Exception, source: ServerErrors) -> None:
+        """A frame pygls's read loop could not take gets an error reply; the rest as pygls does."""
+        if source is JsonRpcException and self.frames is not None:
+            self.frames.refuse(error)
+        else:
+            super().report_server_error(error, source)
 
     def push_budget(self, session: FolderSession) -> None:
         """Send the folder's budget notification soon; callable from any thread. The figures are
@@ -305,7 +293,8 @@ def build_server() -> InfiniteContextServer:
         from .requests import CheckpointParams, parse
 
         p = parse(CheckpointParams, params)
-        result = session.brain.checkpoint(p.context, p.token_count, wait=False)
+        result = session.brain.checkpoint(p.context, p.token_count, origin="editor", wait=False)
+
         server.push_budget(session)
         return result.model_dump(mode="json")
 
@@ -313,7 +302,9 @@ def build_server() -> InfiniteContextServer:
     def resume(session: FolderSession, params: dict[str, Any]) -> Any:
         from .requests import ResumeParams, parse
 
-        return session.brain.resume(parse(ResumeParams, params).max_tokens).model_dump(mode="json")
+        result = session.brain.resume(parse(ResumeParams, params).max_tokens).model_dump(mode="json")
+        result["markdown"] = display_markdown(result["markdown"])  # shown in an editor / preview
+        return result
 
     @request("infiniteContext/status")
     def status(session: FolderSession, params: dict[str, Any]) -> Any:
@@ -355,7 +346,8 @@ def build_server() -> InfiniteContextServer:
         from .requests import ShowParams, parse
 
         version = parse(ShowParams, params).version
-        return {"version": version, "markdown": session.brain.version_markdown(version).markdown}
+        markdown = session.brain.version_markdown(version).markdown
+        return {"version": version, "markdown": display_markdown(markdown)}
 
     @request("infiniteContext/installClaudeCode")
     def install_claude_code(session: FolderSession, params: dict[str, Any]) -> Any:
@@ -421,11 +413,17 @@ def _end_progress(server: InfiniteContextServer, token: str | None) -> None:
 
 
 def _refresh_meter(session: FolderSession) -> bool:
+    """The live figures of the status item: the transcript's meter, then the memory count."""
     try:
-        return session.refresh_meter()
+        meter = session.refresh_meter()
     except (OSError, InfiniteContextError) as exc:  # the transcript went away, a bad setting
         log.debug("meter: %s", exc)
-        return False
+        meter = False
+    try:
+        return session.memory_changed() or meter
+    except InfiniteContextError as exc:  # the store is down: the next look tries again
+        log.debug("memory usage: %s", exc)
+        return meter
 
 
 async def _watch_transcripts(server: InfiniteContextServer) -> None:

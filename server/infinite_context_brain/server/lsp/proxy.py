@@ -2,10 +2,11 @@
 ``infiniteContext/proxy`` request (status, start, stop) and the payload of the
 ``infiniteContext/proxy`` notification the server pushes when the figures change.
 
-The proxy is one per user (``proxy/process.py``), not one per folder: nothing here needs a
-workspace folder, and the language server never stops a proxy on its own (Claude Code sessions in
-terminals may use it); only the Stop command does. A proxy that cannot start is not an error of
-any request: it becomes the payload's ``problem`` and ``fix``, which the status bar shows.
+The proxy is one per user (``proxy/process.py``; ``proxy/status.py`` finds it), not one per
+folder: nothing here needs a workspace folder, and the language server never stops a proxy on
+its own (Claude Code sessions in terminals may use it); only the Stop command does. A proxy
+that cannot start is not an error of any request: it becomes the payload's ``problem`` and
+``fix``, which the status bar shows.
 Every call here blocks (files, a local HTTP GET, a child process): the server runs them in a
 worker thread.
 """
@@ -20,6 +21,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from infinite_context_brain.core.errors import InfiniteContextError, InvalidInput
+
+from .tooltip import proxy_tooltip
 
 if TYPE_CHECKING:
     from infinite_context_brain.core.config import Settings
@@ -80,6 +83,8 @@ class ProxyWatch:
         self.starting = False
         #: counts starts and stops, so a status read begun before one is not pushed after it
         self.generation = 0
+        #: stopped with the Stop command: a choice, not a problem, until a start
+        self.stopped = False
         self._settings: Settings | None = None
         self._lock = threading.Lock()  # one start or stop at a time
 
@@ -103,6 +108,8 @@ class ProxyWatch:
             return False
         turned_on = chosen.enabled and not self.options.enabled
         self.options = chosen
+        if turned_on:
+            self.stopped = False
         if not chosen.enabled:
             self.failure = None
         return turned_on
@@ -127,6 +134,7 @@ class ProxyWatch:
             self.failure = (exc.message, exc.fix)
             raise
         self.failure = None
+        self.stopped = False
 
     def act(self, action: str) -> dict[str, Any]:
         """The ``infiniteContext/proxy`` request: ``start`` and ``stop`` act, then every action
@@ -146,13 +154,14 @@ class ProxyWatch:
                         raise InvalidInput(
                             "action", f"pid {stopped.pid} did not stop within 5 s", fix="try again"
                         )
+                    self.stopped = True
         finally:
             self.generation += 1
         return self.payload()
 
     def payload(self) -> dict[str, Any]:
         """What the status bar shows (camelCase, shares as fractions 0..1, None when unknown)."""
-        from ..proxy.process import LiveSaving, live_saving
+        from ..proxy.status import LiveSaving, live_saving
 
         log_path: str | None = None
         try:
@@ -165,13 +174,15 @@ class ProxyWatch:
         starting = self.starting and not saving.running and problem is None
         if problem is None and saving.problem:
             problem, fix = saving.problem, "restart it: Infinite Context: Stop Live Proxy, then Start"
-        elif problem is None and self.options.enabled and not saving.running and not starting:
+        elif problem is None and self.options.enabled and not (saving.running or starting or self.stopped):
             problem = "the live proxy is not running"
             fix = f"run {START_COMMAND}, or turn off {ENABLED_SETTING}"
-        return {
+        payload = {
             "enabled": self.options.enabled,
             "running": saving.running,
             "starting": starting,
+            #: stopped on purpose (the Stop command) and not started since
+            "stopped": self.stopped and not saving.running,
             #: the last start failed (or a setting is invalid): the editor says so once
             "startFailed": self.failure is not None,
             "url": saving.url,
@@ -195,6 +206,8 @@ class ProxyWatch:
             "log": log_path,
             "terminalEnv": self._terminal_env(saving.running, saving.url, saving.upstream),
         }
+        payload["tooltip"] = proxy_tooltip(payload)
+        return payload
 
     def _terminal_env(self, running: bool, url: str | None, upstream: str | None) -> dict[str, str]:
         """What the integrated terminals get: the same variables as ``install claude-code

@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 from infinite_context_brain.core.errors import InvalidInput
 
+from .tooltip import budget_tooltip
+
 if TYPE_CHECKING:  # imported on first use: `initialize` must answer fast
     import asyncio
 
@@ -53,6 +55,8 @@ class FolderSession:
     live_meter: IncrementalMeter | None = None
     meter: dict[str, Any] = field(default_factory=dict)
     #: the budget notification being computed, and whether another change came in meanwhile
+    #: the working-memory usage last seen (memory writes are not in the change feed)
+    memory_seen: tuple[int, int, int, int] | None = None
     pushing: asyncio.Task[None] | None = None
     push_again: bool = False
     closed: bool = False
@@ -75,7 +79,18 @@ class FolderSession:
             "lockHolder": report.lock_holder,
             "store": report.store,
             "currentTask": report.current_task,
+            "stateTokens": report.state_tokens,
+            "tokenCap": report.token_cap,
+            "tooltip": budget_tooltip(report, self.meter, self.root.name),
         }
+
+    def memory_changed(self) -> bool:
+        """True when the working memory's usage moved since the last look: another process
+        (Claude Code's MCP server, the CLI) stored, updated or compacted. One small read."""
+        usage = self.brain.store.memory.memory_usage(self.brain.session_id)
+        changed = self.memory_seen is not None and usage != self.memory_seen
+        self.memory_seen = usage
+        return changed
 
     def refresh_meter(self) -> bool:
         """Read what the folder's live Claude Code transcript gained; True if the figures changed."""
@@ -119,7 +134,7 @@ class Sessions:
             # Writes from other processes (Claude Code's MCP server, the CLI, a notebook) arrive here.
             # A folder whose brain has no id yet (nothing written) listens to every change and
             # keeps those of the id it learns once some process writes first.
-            session.subscription = brain.store.subscribe(
+            session.subscription = brain.store.feed.subscribe(
                 lambda change: (
                     self._on_change(session)
                     if not change.session_id or change.session_id == brain.session_id

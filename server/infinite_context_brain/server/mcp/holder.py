@@ -5,14 +5,15 @@ waits for it (the lock below), it is never opened twice at once."""
 from __future__ import annotations
 
 import logging
+import queue
 import threading
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    import queue
+from infinite_context_brain.core.errors import InfiniteContextError, StorageUnavailable
 
+if TYPE_CHECKING:
     from infinite_context_brain.core.brain import ProjectBrain
 
 log = logging.getLogger(__name__)
@@ -29,22 +30,18 @@ class BrainHolder:
         self._factory = factory
         self._brain: ProjectBrain | None = None
         self._lock = threading.Lock()
-        self._owner = ""  # set with the brain: default_owner lives in the brain module
+        self._owner = ""
         self._claimed_at = 0.0
         self._jobs: queue.SimpleQueue[tuple[Callable[[ProjectBrain], None], str]] | None = None
         self._pending = 0
-        self._idle = threading.Condition(self._lock)
+        # its own lock: queueing a hook's job (on the event loop) never waits for the brain to open
+        self._idle = threading.Condition(threading.Lock())
         self._closed = threading.Event()  # set by ``close``
 
     @property
     def closing(self) -> bool:
         """The server is stopping: the store may close under work still running."""
         return self._closed.is_set()
-
-    def wait_closing(self, seconds: float) -> bool:
-        """Wait up to ``seconds`` for ``close``; whether it was called (a pause in background
-        work that stopping cuts short)."""
-        return self._closed.wait(seconds)
 
     @property
     def ready(self) -> bool:
@@ -55,9 +52,8 @@ class BrainHolder:
         with self._lock:
             if self._brain is None:
                 if self.closing:  # opening it again would leave a store (and lock) nobody closes
-                    from infinite_context_brain.core.errors import StorageUnavailable
-
                     raise StorageUnavailable("the MCP server is stopping", fix="start a new session")
+                # (the brain module loads here, in the warm-up thread, not on the way to `initialize`)
                 from infinite_context_brain.core.brain import default_owner
 
                 self._brain = self._factory()
@@ -85,21 +81,16 @@ class BrainHolder:
             self._queue(job, label)
 
     def _queue(self, job: Callable[[ProjectBrain], None], label: str) -> None:
-        with self._lock:
+        with self._idle:
             if self._jobs is None:
-                import queue
-
                 self._jobs = queue.SimpleQueue()
-                threading.Thread(target=self._work, name="ic-later", daemon=True).start()
+                threading.Thread(target=self._work, args=(self._jobs,), name="ic-later", daemon=True).start()
             self._pending += 1
             self._jobs.put((job, label))
 
-    def _work(self) -> None:
-        from infinite_context_brain.core.errors import InfiniteContextError
-
-        assert self._jobs is not None
+    def _work(self, jobs: queue.SimpleQueue[tuple[Callable[[ProjectBrain], None], str]]) -> None:
         while True:
-            job, label = self._jobs.get()
+            job, label = jobs.get()
             try:
                 job(self.get())
             except Exception as exc:
@@ -110,29 +101,16 @@ class BrainHolder:
                 else:
                     log.exception("%s failed", label)
             finally:
-                with self._lock:
+                with self._idle:
                     self._pending -= 1
                     if not self._pending:
                         self._idle.notify_all()
 
-    def settle(self, until: Callable[[], bool] | None = None) -> None:
-        """The store's deferred index writes (``memory_settle``), when the server is idle after a
-        reply (stdio.py) and until a request comes in; nothing before the brain is open.
-        ``close`` settles too."""
-        brain = self._brain
-        if brain is None or self.closing:
-            return
-        try:
-            brain.store.memory_settle(until)
-        except Exception:
-            if not self.closing:  # else the store closed under it, settling as it closed
-                raise
-
     def close(self, wait: float = LATER_WAIT_SECONDS) -> None:
         self._closed.set()
+        with self._idle:
+            self._idle.wait_for(lambda: not self._pending, wait)
         with self._lock:
-            if self._pending:
-                self._idle.wait_for(lambda: not self._pending, wait)
             if self._brain is not None:
                 try:
                     self._brain.release(self._owner)

@@ -1,16 +1,16 @@
-"""Working-memory MCP tools, with the seed compactor's names and meaning. Each parses its
-arguments and makes one WorkingMemory call; errors are mapped by the server's ``call``, which
-runs bounded work on the event loop and compaction, bulk writes and exports in a worker thread."""
+"""Working-memory MCP tools, with the seed compactor's names and meaning: one module-level
+function per tool, its arguments typed by the rules in ``core.params``, making one WorkingMemory
+call. The SDK runs each (plain functions) in a worker thread, so a slow store never holds the
+event loop; errors are mapped in one place, ``app.Server.call_tool``."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable
 from typing import Annotated, Any
 
-from mcp.server.mcpserver import Context, MCPServer
-from mcp.types import CallToolResult, TextContent
-from pydantic import BaseModel, Field
+from mcp.server.mcpserver import MCPServer
+from mcp.types import CallToolResult
+from pydantic import Field
 
 from infinite_context_brain.core.errors import InvalidInput
 
@@ -34,31 +34,10 @@ from infinite_context_brain.core.params import (
 
 from ..text import compaction_text, memory_line, squeeze
 from .hints import DESTRUCTIVE, READ_ONLY
+from .lifespan import Ctx, memory
+from .replies import reply
 
-Call = Callable[..., Awaitable[Any]]  # await call(fn(WorkingMemory), client name=None, inline=True)
-
-
-def client_name(ctx: Context[Any, Any] | None) -> str | None:
-    """The MCP client's name from its initialize request (budget detection)."""
-    try:
-        params = ctx.session.client_params if ctx is not None else None
-        return params.client_info.name if params is not None else None
-    except Exception:  # no session in this context: detection simply does not apply
-        return None
-
-
-def _reply(text: str, data: BaseModel | dict[str, Any]) -> CallToolResult:
-    """``data`` is a model, or a dict already made of JSON values (``lean`` items, dumped models):
-    used as it is (a JSON round trip of a 10-item reply cost ~0.05 ms a call)."""
-    structured = data.model_dump(mode="json") if isinstance(data, BaseModel) else data
-    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=structured)
-
-
-#: the tools whose work is bounded and runs on the event loop (``call``'s ``inline``): the stdio
-#: transport may answer their calls itself (``fast_calls``); the others run in a worker thread
-BOUNDED = frozenset({"recall", "store", "query", "update", "pin", "unpin", "forget", "list", "configure"})
-
-#: replies are lean: items without their full content unless asked (issue 19)
+#: replies are lean: items without their full content unless asked
 Full = Annotated[bool, Field(description="Return each item's full content too (default: a preview).")]
 PREVIEW_CHARS = 200
 
@@ -80,157 +59,165 @@ def _lines(items: list[MemoryItem], full: bool, scores: list[float] | None = Non
     return "\n".join(out)
 
 
-def register(app: MCPServer, call: Call) -> None:
-    @app.tool(
-        name="recall",
+def recall(ctx: Ctx, limit: SearchLimit = 10, full: Full = False) -> CallToolResult:
+    result = memory(ctx).recall(limit)
+    b = result.budget
+    head = (
+        f"Budget: {b.used:,}/{b.budget:,} tokens ({b.percent}%), {b.items} items, "
+        f"{b.pinned} pinned, {b.archived} archived."
+    )
+    body = _lines(result.items, full) or "(no items yet: `store` what you must not forget)"
+    structured = {
+        "budget": result.budget.model_dump(mode="json"),
+        "items": [lean(i, full) for i in result.items],
+        "compaction": result.compaction.model_dump(mode="json") if result.compaction else None,
+    }
+    return reply(f"{head}\n{body}{compaction_text(result.compaction)}", structured)
+
+
+def store(
+    ctx: Ctx,
+    content: MemoryContent,
+    summary: Summary | None = None,
+    tags: Tags | None = None,
+    importance: Importance = 5,
+    pinned: Annotated[bool, Field(description="Never compacted away.")] = False,
+) -> CallToolResult:
+    item, report = memory(ctx).store_item(
+        content=content, summary=summary, tags=tags, importance=importance, pinned=pinned
+    )
+    return reply(
+        f"Stored {item.id} ({item.content_type}, {item.tokens} tokens).{compaction_text(report)}", lean(item)
+    )
+
+
+def query(
+    ctx: Ctx,
+    query: MemoryQuery = "",
+    limit: SearchLimit = 10,
+    tags: Annotated[Tags | None, Field(description="Only items carrying all of these tags.")] = None,
+    archived: Annotated[bool, Field(description="Search the archive instead.")] = False,
+    full: Full = False,
+) -> CallToolResult:
+    hits: list[QueryHit] = memory(ctx).query(query, limit, tags, archived)
+    text = _lines([h.item for h in hits], full, [h.score for h in hits]) or "No match."
+    found = [
+        {"item": lean(h.item, full), "score": h.score, "relevance": h.relevance, "retention": h.retention}
+        for h in hits
+    ]
+    return reply(text, {"items": found})
+
+
+def compact(ctx: Ctx, target: CompactTarget | None = None) -> CallToolResult:
+    report: CompactionReport = memory(ctx).compact(target)
+    return reply(compaction_text(report).strip() + f" ({report.duration_ms:.0f} ms)", report)
+
+
+def update(
+    ctx: Ctx,
+    id: MemoryId,
+    content: MemoryContent | None = None,
+    summary: Summary | None = None,
+    tags: Tags | None = None,
+    importance: Importance | None = None,
+    restore: bool = False,
+) -> CallToolResult:
+    item = memory(ctx).update(id, content, summary, tags, importance, restore)
+    return reply(f"Updated {memory_line(item)}", lean(item))
+
+
+def pin(ctx: Ctx, id: MemoryId) -> CallToolResult:
+    item = memory(ctx).set_pinned(id, True)
+    return reply(f"Pinned {item.id}.", lean(item))
+
+
+def unpin(ctx: Ctx, id: MemoryId) -> CallToolResult:
+    item = memory(ctx).set_pinned(id, False)
+    return reply(f"Unpinned {item.id}.", lean(item))
+
+
+def forget(ctx: Ctx, id: MemoryId) -> CallToolResult:
+    memory(ctx).forget(id)
+    return reply(f"Forgot {id}.", {"forgotten": id})
+
+
+def list_items(
+    ctx: Ctx,
+    offset: PageOffset = 0,
+    limit: PageLimit = 20,
+    archived: bool = False,
+    full: Full = False,
+) -> CallToolResult:
+    items = memory(ctx).list_items(offset, limit, archived)
+    return reply(_lines(items, full) or "No items.", {"items": [lean(i, full) for i in items]})
+
+
+def bulk_store(
+    ctx: Ctx,
+    items: Annotated[str, Field(description="A JSON array of objects.")],
+    replace: Annotated[bool, Field(description="Replace items whose id already exists.")] = False,
+) -> CallToolResult:
+    built, report = memory(ctx).bulk_store(_json_array(items), replace)
+    return reply(f"Stored {len(built)} items.{compaction_text(report)}", {"items": [lean(i) for i in built]})
+
+
+def export(ctx: Ctx, summaries_only: bool = False) -> CallToolResult:
+    data = memory(ctx).export(summaries_only)
+    return reply(json.dumps(data, indent=1), {"items": data})
+
+
+def configure(
+    ctx: Ctx,
+    budget: MemoryBudget | None = None,
+    auto_compact: bool | None = None,
+    threshold: Threshold | None = None,
+) -> CallToolResult:
+    config = memory(ctx).configure(budget, auto_compact, threshold)
+    return reply(
+        f"Budget {config.budget:,} tokens; auto-compact {'on' if config.auto_compact else 'off'} at "
+        f"{config.threshold:.0%} down to {config.target:.0%}.",
+        config,
+    )
+
+
+def register(app: MCPServer[Any]) -> None:
+    app.add_tool(
+        recall,
         description="Call first: working-memory budget status and the items most worth keeping in mind.",
         annotations=READ_ONLY,
     )
-    async def recall(
-        limit: SearchLimit = 10, full: Full = False, ctx: Context[Any, Any] | None = None
-    ) -> CallToolResult:
-        result = await call(lambda m: m.recall(limit), client_name(ctx))
-        b = result.budget
-        head = (
-            f"Budget: {b.used:,}/{b.budget:,} tokens ({b.percent}%), {b.items} items, "
-            f"{b.pinned} pinned, {b.archived} archived."
-        )
-        body = _lines(result.items, full) or "(no items yet: `store` what you must not forget)"
-        structured = {
-            "budget": result.budget.model_dump(mode="json"),
-            "items": [lean(i, full) for i in result.items],
-            "compaction": result.compaction.model_dump(mode="json") if result.compaction else None,
-        }
-        return _reply(f"{head}\n{body}{compaction_text(result.compaction)}", structured)
-
-    @app.tool(name="store", description="Remember something (error, decision, code, note). Durable at once.")
-    async def store(
-        content: MemoryContent,
-        summary: Summary | None = None,
-        tags: Tags | None = None,
-        importance: Importance = 5,
-        pinned: Annotated[bool, Field(description="Never compacted away.")] = False,
-        ctx: Context[Any, Any] | None = None,
-    ) -> CallToolResult:
-        item, report = await call(
-            lambda m: m.store_item(
-                content=content, summary=summary, tags=tags, importance=importance, pinned=pinned
-            ),
-            client_name(ctx),
-        )
-        return _reply(
-            f"Stored {item.id} ({item.content_type}, {item.tokens} tokens).{compaction_text(report)}",
-            lean(item),
-        )
-
-    @app.tool(
-        name="query",
+    app.add_tool(store, description="Remember something (error, decision, code, note). Durable at once.")
+    app.add_tool(
+        query,
         description="Search working memory (BM25 on words and tags, with the retention score).",
         annotations=READ_ONLY,
     )
-    async def query(
-        query: MemoryQuery = "",
-        limit: SearchLimit = 10,
-        tags: Annotated[Tags | None, Field(description="Only items carrying all of these tags.")] = None,
-        archived: Annotated[bool, Field(description="Search the archive instead.")] = False,
-        full: Full = False,
-    ) -> CallToolResult:
-        hits: list[QueryHit] = await call(lambda m: m.query(query, limit, tags, archived))
-        text = _lines([h.item for h in hits], full, [h.score for h in hits]) or "No match."
-        found = [
-            {"item": lean(h.item, full), "score": h.score, "relevance": h.relevance, "retention": h.retention}
-            for h in hits
-        ]
-        return _reply(text, {"items": found})
-
-    @app.tool(
-        name="compact", description="Compact working memory now (summaries, dedup, eviction to the archive)."
+    app.add_tool(
+        compact, description="Compact working memory now (summaries, dedup, eviction to the archive)."
     )
-    async def compact(
-        target: CompactTarget | None = None,
-    ) -> CallToolResult:
-        report: CompactionReport = await call(lambda m: m.compact(target), inline=False)
-        return _reply(compaction_text(report).strip() + f" ({report.duration_ms:.0f} ms)", report)
-
-    @app.tool(name="update", description="Change an item; restore=true brings an archived item back whole.")
-    async def update(
-        id: MemoryId,
-        content: MemoryContent | None = None,
-        summary: Summary | None = None,
-        tags: Tags | None = None,
-        importance: Importance | None = None,
-        restore: bool = False,
-    ) -> CallToolResult:
-        item = await call(lambda m: m.update(id, content, summary, tags, importance, restore))
-        return _reply(f"Updated {memory_line(item)}", lean(item))
-
-    @app.tool(name="pin", description="Pin an item: compaction never touches it.")
-    async def pin(id: MemoryId) -> CallToolResult:
-        item = await call(lambda m: m.set_pinned(id, True))
-        return _reply(f"Pinned {item.id}.", lean(item))
-
-    @app.tool(name="unpin", description="Unpin an item.")
-    async def unpin(id: MemoryId) -> CallToolResult:
-        item = await call(lambda m: m.set_pinned(id, False))
-        return _reply(f"Unpinned {item.id}.", lean(item))
-
-    @app.tool(
-        name="forget",
+    app.add_tool(update, description="Change an item; restore=true brings an archived item back whole.")
+    app.add_tool(pin, description="Pin an item: compaction never touches it.")
+    app.add_tool(unpin, description="Unpin an item.")
+    app.add_tool(
+        forget,
         description="Delete an item for good (the only real delete; compaction archives).",
         annotations=DESTRUCTIVE,
     )
-    async def forget(id: MemoryId) -> CallToolResult:
-        await call(lambda m: m.forget(id))
-        return _reply(f"Forgot {id}.", {"forgotten": id})
-
-    @app.tool(name="list", description="Items, newest first, a page at a time.", annotations=READ_ONLY)
-    async def list_items(
-        offset: PageOffset = 0,
-        limit: PageLimit = 20,
-        archived: bool = False,
-        full: Full = False,
-    ) -> CallToolResult:
-        items = await call(lambda m: m.list_items(offset, limit, archived))
-        return _reply(_lines(items, full) or "No items.", {"items": [lean(i, full) for i in items]})
-
-    @app.tool(
-        name="bulk_store",
+    app.add_tool(
+        list_items, name="list", description="Items, newest first, a page at a time.", annotations=READ_ONLY
+    )
+    app.add_tool(
+        bulk_store,
         description="Store many items at once: a JSON array of "
         "{content, summary?, tags?, importance?, pinned?, id?}. "
         "An existing id is refused unless replace=true.",
     )
-    async def bulk_store(
-        items: Annotated[str, Field(description="A JSON array of objects.")],
-        replace: Annotated[bool, Field(description="Replace items whose id already exists.")] = False,
-    ) -> CallToolResult:
-        built, report = await call(lambda m: m.bulk_store(_json_array(items), replace), inline=False)
-        return _reply(
-            f"Stored {len(built)} items.{compaction_text(report)}", {"items": [lean(i) for i in built]}
-        )
-
-    @app.tool(
-        name="export",
+    app.add_tool(
+        export,
         description="Every item (archive included) as JSON; summaries_only for a short version.",
         annotations=READ_ONLY,
     )
-    async def export(summaries_only: bool = False) -> CallToolResult:
-        data = await call(lambda m: m.export(summaries_only), inline=False)
-        return _reply(json.dumps(data, indent=1), {"items": data})
-
-    @app.tool(
-        name="configure", description="Set the working-memory budget, auto-compaction and its threshold."
-    )
-    async def configure(
-        budget: MemoryBudget | None = None,
-        auto_compact: bool | None = None,
-        threshold: Threshold | None = None,
-    ) -> CallToolResult:
-        config = await call(lambda m: m.configure(budget, auto_compact, threshold))
-        return _reply(
-            f"Budget {config.budget:,} tokens; auto-compact {'on' if config.auto_compact else 'off'} at "
-            f"{config.threshold:.0%} down to {config.target:.0%}.",
-            config,
-        )
+    app.add_tool(configure, description="Set the working-memory budget, auto-compaction and its threshold.")
 
 
 def _json_array(text: str) -> Any:

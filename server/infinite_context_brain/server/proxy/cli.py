@@ -8,6 +8,10 @@ from collections.abc import Callable
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
+from . import process
+from .config import resolve
+from .status import status
+
 if TYPE_CHECKING:
     from infinite_context_brain.core.config import Settings
 
@@ -15,24 +19,22 @@ Emit = Callable[[argparse.Namespace, Any, Callable[[], None]], None]
 
 
 def run_proxy(args: argparse.Namespace, settings: Settings, emit: Emit) -> int:
-    from . import process
-
     data_dir = settings.resolved_data_dir()
     action = args.proxy_command
     if action == "run":
-        config = process.resolve(data_dir, args.port, args.upstream, settings)
-        return process.serve(data_dir, config, settings)
+        from .serve import serve  # uvicorn and httpx2 load only for the proxy itself
+
+        return serve(data_dir, resolve(data_dir, args.port, args.upstream, settings), settings)
     if action == "start":
-        found = process.start_detached(
-            data_dir, process.resolve(data_dir, args.port, args.upstream, settings)
-        )
+        found = process.start_detached(data_dir, resolve(data_dir, args.port, args.upstream, settings))
+        found = status(data_dir)
     elif action == "stop":
         found = process.stop(data_dir)
         if found.running:
             sys.stderr.write(f"error: pid {found.pid} is still running\n")
             return 1
     else:
-        found = process.status(data_dir)
+        found = status(data_dir)
 
     def human() -> None:
         if not found.running:
@@ -40,6 +42,8 @@ def run_proxy(args: argparse.Namespace, settings: Settings, emit: Emit) -> int:
             print(("stopped" if action == "stop" else "not running") + extra)
             return
         print(f"running: pid {found.pid}, {found.url} -> {found.upstream}")
+        if found.problem:
+            print(f"problem: {found.problem}")
         figures = found.figures or {}
         before, after = int(figures.get("tokens_before", 0)), int(figures.get("tokens_after", 0))
         if before:

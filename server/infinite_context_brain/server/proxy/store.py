@@ -1,15 +1,20 @@
 """The proxy's link to the store: decisions read once per new tool_use_id, written off the
-request path (one worker thread owns the store), originals redacted before they are kept."""
+request path (one worker thread owns the store), originals redacted before they are kept, under
+this user and the Claude Code session they came from (``expand`` reads them for that session's
+project only)."""
 
 from __future__ import annotations
 
 import logging
+import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from infinite_context_brain.core.models import Observation
-from infinite_context_brain.core.transcript.live import ORIGINALS_SESSION, PROXY_SESSION, LiveOptions
+from infinite_context_brain.core.redact import redact
+from infinite_context_brain.core.storage import open_store
+from infinite_context_brain.core.transcript.live import LiveOptions, decisions_session, originals_session
 
 if TYPE_CHECKING:
     from infinite_context_brain.core.config import Settings
@@ -17,6 +22,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("infinite_context_brain.proxy")
 LOOKUP_TIMEOUT = 0.5
+#: the longest original kept for ``expand`` (a larger one keeps its start; the transcript has it all)
+ORIGINAL_CHARS = 2_000_000
 
 
 def live_options(settings: Settings) -> LiveOptions:
@@ -39,15 +46,14 @@ def live_options(settings: Settings) -> LiveOptions:
 
 @dataclass
 class StoreBridge:
-    settings: Any = None
+    settings: Settings | None = None
+    uid: int = field(default_factory=os.getuid)
     _pool: ThreadPoolExecutor = field(default_factory=lambda: ThreadPoolExecutor(1, "ic-proxy-store"))
     _store: Store | None = None
     _broken: bool = False
 
     def _open(self) -> Store | None:
         if self._store is None and not self._broken and self.settings is not None:
-            from infinite_context_brain.core.storage import open_store
-
             try:
                 self._store = open_store(self.settings)
             except Exception as exc:
@@ -58,22 +64,24 @@ class StoreBridge:
     def lookup(self, ids: list[str]) -> dict[str, Observation]:
         def run() -> dict[str, Observation]:
             store = self._open()
-            return {} if store is None else store.get_observations(PROXY_SESSION, ids)
+            return (
+                {} if store is None else store.observations.get_observations(decisions_session(self.uid), ids)
+            )
 
         return self._pool.submit(run).result(timeout=LOOKUP_TIMEOUT)
 
-    def persist(self, decisions: list[Observation], originals: list[Observation]) -> None:
+    def persist(
+        self, decisions: list[Observation], originals: list[Observation], session: str | None
+    ) -> None:
         def run() -> None:
-            from infinite_context_brain.core.redact import redact
-
             store = self._open()
             if store is None:
                 return
             try:
-                store.put_observations(PROXY_SESSION, decisions)
-                if originals:
-                    kept = [o.model_copy(update={"text": redact(o.text)}) for o in originals]
-                    store.put_observations(ORIGINALS_SESSION, kept)
+                store.observations.put_observations(decisions_session(self.uid), decisions)
+                if originals and session is not None:  # without a session, no project could read them
+                    kept = [o.model_copy(update={"text": redact(o.text[:ORIGINAL_CHARS])}) for o in originals]
+                    store.observations.put_observations(originals_session(self.uid, session), kept)
             except Exception as exc:
                 log.warning("decisions not stored: %s", type(exc).__name__)
 
@@ -83,7 +91,3 @@ class StoreBridge:
         self._pool.shutdown(wait=True)
         if self._store is not None:
             self._store.close()
-
-
-def store_bridge(settings: Settings | None) -> StoreBridge:
-    return StoreBridge(settings)

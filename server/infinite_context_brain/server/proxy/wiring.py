@@ -2,8 +2,9 @@
 
 It writes ``env.ANTHROPIC_BASE_URL`` (the proxy) in the chosen scope's settings file (the same
 files and the same careful writer as the rest of the installer) and ``<data>/proxy/config.json``
-(port and upstream: the ``ANTHROPIC_BASE_URL`` the user had before, else the Anthropic API), whose
-presence makes the SessionStart hook start the proxy when it is not up.
+(port, chosen per user at the first install, and upstream: the ``ANTHROPIC_BASE_URL`` the user had
+before, else the Anthropic API), whose presence makes the SessionStart hook start the proxy when it
+is not up and check that the listener on that port is this user's proxy.
 
 The 1M-token window: Claude Code turns it off behind a base URL that is not api.anthropic.com
 (it stops sending the ``context-1m`` beta and sizes the window at 200k). Claude Code has an escape
@@ -19,7 +20,18 @@ from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from ..claude_code.install import InstallReport, Scope, _read_json, _settings_file, _write_json
-from .process import DEFAULT_UPSTREAM, ProxyConfig, read_config, remove_config, stop, write_config
+from .config import (
+    DEFAULT_UPSTREAM,
+    ProxyConfig,
+    free_port,
+    read_config,
+    remove_config,
+    shown_upstream,
+    write_config,
+)
+from .identity import verify
+from .process import stop
+from .status import status
 
 BASE_URL = "ANTHROPIC_BASE_URL"
 FIRST_PARTY = "_CLAUDE_CODE_ASSUME_FIRST_PARTY_BASE_URL"
@@ -53,7 +65,7 @@ def install_endless(
     if uninstall:
         _uninstall(path, data, env, data_dir, installed, report)
         return
-    config = installed or ProxyConfig()
+    config = installed or ProxyConfig(port=port or free_port())
     if port:
         config = ProxyConfig(port=port, upstream=config.upstream)
     before = env.get(BASE_URL)
@@ -68,7 +80,7 @@ def install_endless(
     config = ProxyConfig(port=config.port, upstream=upstream)
     if installed != config:
         report.files.append(str(write_config(data_dir, config)))
-        report.changes.append(f"proxy: {config.url} -> {config.upstream}")
+        report.changes.append(f"proxy: {config.url} -> {shown_upstream(config.upstream)}")
     wanted = {BASE_URL: config.url}
     if first_party(config.upstream) and FIRST_PARTY not in env:
         wanted[FIRST_PARTY] = "1"
@@ -88,9 +100,9 @@ def _uninstall(
     installed: ProxyConfig | None,
     report: InstallReport,
 ) -> None:
-    ours = installed.url if installed else ProxyConfig().url
     changed = False
-    if isinstance(env.get(BASE_URL), str) and env[BASE_URL].rstrip("/") == ours:
+    value = env.get(BASE_URL)
+    if isinstance(value, str) and installed is not None and value.rstrip("/") == installed.url:
         del env[BASE_URL]
         if installed is not None and installed.upstream != DEFAULT_UPSTREAM:
             env[BASE_URL] = installed.upstream  # the user's own, as it was before
@@ -111,26 +123,32 @@ def _uninstall(
 
 
 def endless_check(data_dir: Path) -> tuple[Literal["ok", "warn", "fail"], str, str | None]:
-    """(status, detail, fix) for ``doctor``: installed? running? answering?"""
-    from .process import status
-
-    found = status(data_dir)
+    """(status, detail, fix) for ``doctor``: installed? running? the listener on the installed
+    port this user's proxy?"""
     config = read_config(data_dir)
+    found = status(data_dir, ask=False)
     if config is None and not found.running:
         return "ok", "live endless mode not installed (install claude-code --endless)", None
-    if not found.running:
+    if config is None:  # started by hand or by an editor: check the one that runs
+        found = status(data_dir)
+        if found.problem:
+            return "fail", found.problem, "run `infinite-context proxy stop` then `start`"
+        return "ok", f"running (not installed for Claude Code), pid {found.pid}, {found.url}", None
+    verdict = verify(data_dir, config.port, found.pid if found.running else None)
+    if verdict.ours:
+        figures = verdict.figures or {}
+        before, after = int(figures.get("tokens_before", 0)), int(figures.get("tokens_after", 0))
+        saved = f"; tool-result tokens {before:,} -> {after:,}" if before else ""
+        return "ok", f"running, pid {found.pid}, {config.url} -> {found.upstream}{saved}", None
+    if verdict.vacant:
         return (
             "warn",
-            f"installed ({config.url if config else '?'}) but not running",
+            f"installed ({config.url}) but not running",
             "it starts with the next Claude Code session, or run `infinite-context proxy start`",
         )
-    if found.figures is None:
-        return (
-            "fail",
-            found.problem or "the proxy does not answer",
-            "run `infinite-context proxy stop` then `start`",
-        )
-    figures = found.figures
-    before, after = int(figures.get("tokens_before", 0)), int(figures.get("tokens_after", 0))
-    saved = f"; tool-result tokens {before:,} -> {after:,}" if before else ""
-    return "ok", f"running, pid {found.pid}, {found.url} -> {found.upstream}{saved}", None
+    return (
+        "fail",
+        f"{verdict.reason}: Claude Code would send your API key there ({config.url})",
+        "stop that listener, or choose another port: `infinite-context install claude-code --uninstall "
+        "--endless` then `infinite-context install claude-code --endless`",
+    )

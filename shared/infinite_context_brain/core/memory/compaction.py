@@ -37,32 +37,8 @@ _WORD = re.compile(r"[a-z0-9]{2,}")
 
 def words(text: str) -> frozenset[str]:
     """The words two items are compared by: lowercase letter/digit runs without stop words (no
-    identifier splitting: a near-copy has the same identifiers; this runs on every live item at
-    every compaction, so it stays at regex speed)."""
+    identifier splitting: a near-copy has the same identifiers)."""
     return frozenset(_WORD.findall(text.lower())) - SEARCH_STOP_WORDS
-
-
-#: item id -> (content, its words, their bit mask): compaction runs again and again over mostly
-#: the same live items, so their words are found once per process
-_SEEN: dict[str, tuple[str, frozenset[str], int]] = {}
-#: word -> bit position in the masks (process-wide, so cached masks stay comparable)
-_BITS: dict[str, int] = {}
-CACHE_ITEMS, CACHE_WORDS = 50_000, 500_000
-
-
-def _analysed(item: MemoryItem) -> tuple[frozenset[str], int]:
-    cached = _SEEN.get(item.id)
-    if cached is not None and cached[0] == item.content:
-        return cached[1], cached[2]
-    if len(_SEEN) >= CACHE_ITEMS or len(_BITS) >= CACHE_WORDS:
-        _SEEN.clear()
-        _BITS.clear()
-    found = words(item.content)
-    mask = 0
-    for word in found:
-        mask |= 1 << _BITS.setdefault(word, len(_BITS))
-    _SEEN[item.id] = (item.content, found, mask)
-    return found, mask
 
 
 @dataclass
@@ -81,9 +57,14 @@ def duplicates(items: list[MemoryItem], scores: dict[str, float]) -> Iterator[st
     they are checked (lowest score first, as ``sorted`` leaves ties): the scan then works on
     lists and small ints, and "a higher score" is "a higher number, or a tie"."""
     checked = sorted(items, key=lambda i: scores[i.id])
-    analysed = [_analysed(i) for i in checked]
-    sets = [found for found, _ in analysed]
-    masks = [mask for _, mask in analysed]
+    sets = [words(i.content) for i in checked]
+    bits: dict[str, int] = {}
+    masks = []
+    for found in sets:
+        mask = 0
+        for word in found:
+            mask |= 1 << bits.setdefault(word, len(bits))
+        masks.append(mask)
     sizes = [len(found) for found in sets]
     ranks = [scores[i.id] for i in checked]
     frequency: Counter[str] = Counter(chain.from_iterable(sets))

@@ -105,6 +105,8 @@ class RecallResult(BaseModel):
     budget: BudgetStatus
     items: list[MemoryItem]
     compaction: CompactionReport | None = None
+    #: what the user must know first (the store was wiped or replaced: its items are gone)
+    warnings: list[str] = Field(default_factory=list)
 
 
 # ---- the item's standing: what the store orders live items by ------------------------------

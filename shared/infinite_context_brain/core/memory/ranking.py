@@ -1,17 +1,24 @@
-"""How working memory orders items: ``query`` (text first) and ``recall`` (retention).
+"""How working memory orders items: ``query`` (text decides) and ``recall`` (retention).
 
-**query.** Text relevance decides; retention breaks ties and boosts within a bounded factor::
+**query.** BM25 orders the results; everything else moves an item within a bounded factor::
 
-    score = bm25 * (1 + BOOST * k),   k = 1 for a pinned item, else clamp(retention / MAX_RETENTION, 0, 1)
+    score = bm25 * factor,   factor = 1 + RETENTION_BOOST * r + TAG_BOOST * t   (1 .. MAX_FACTOR)
 
-``bm25`` is the session's BM25 (storage/search.py: k1 1.2, b 0.75, the 5x tag boost, camelCase
-and snake_case split into words); ``retention`` is scoring.py's score (importance, recency,
-access, size, content type). With ``BOOST = 0.25`` an item can pass another only if its text
-relevance is at least 80% of the other's: the seed's terms still count, but no longer swamp
-what the words say. Equal scores are ordered by item id, so every backend returns one order.
-The reported ``score`` is this value divided by the best hit's bm25 (so 0..1.25), ``relevance``
-is bm25 / best bm25, ``retention`` the retention score. Without query words (tags only), items
-are ordered by retention.
+* ``bm25``: plain BM25 over the session's items, live and archived alike (storage/search.py:
+  k1 1.2, b 0.75; an item's words are its content, summary and tags, each counted once;
+  camelCase and snake_case identifiers split into words);
+* ``r``, retention: 1 for a pinned item, 0 for an archived one, else the retention score
+  (scoring.py: importance, recency, access, size, content type) over its largest value, 0..1;
+* ``t``, tags: the share of the query's words that are words of the item's tags, 0..1.
+
+With ``RETENTION_BOOST = 0.2`` and ``TAG_BOOST = 0.1`` an item can pass another only if its BM25
+is at least 1 / 1.3 (77%) of the other's, so the item whose rare words were asked for comes
+first: importance, recency, pins and tags order items the text finds about equally relevant.
+Equal scores are ordered by item id, so every backend returns one order. The reported ``score``
+is this value divided by the best hit's bm25 (0 .. 1.3), ``relevance`` is bm25 / best bm25,
+``retention`` the retention score. Archived items are found too (marked archived: ``update``
+with ``restore`` brings one back); ``archived=True`` searches the archive only. Without query
+words (tags only), items are ordered by retention, archived ones last.
 
 **recall.** Pinned items first, then by retention, read through the store's indexes with
 Fagin's threshold algorithm (``top_by_retention``): retention is ``standing`` (indexed as
@@ -32,15 +39,23 @@ from .scoring import MAX_RETENTION, freshness_at, retention
 if TYPE_CHECKING:
     from ..storage.parts import MemoryIndex
 
-BOOST = 0.25
+RETENTION_BOOST = 0.2
+TAG_BOOST = 0.1
+MAX_FACTOR = 1.0 + RETENTION_BOOST + TAG_BOOST
 CONTENT_TYPES: tuple[str, ...] = get_args(ContentType)
 FIRST_BATCH = 16
 
 
-def boost(item: MemoryItem, kept: float) -> float:
-    """The factor retention multiplies text relevance by: 1 .. 1 + BOOST."""
-    share = 1.0 if item.pinned else min(1.0, max(0.0, kept / MAX_RETENTION))
-    return 1.0 + BOOST * share
+def factor(item: MemoryItem, kept: float, tag_share: float) -> float:
+    """What text relevance is multiplied by (1 .. MAX_FACTOR): ``kept`` is the item's retention
+    score, ``tag_share`` the share of the query's words found in its tags."""
+    if item.archived:
+        r = 0.0
+    elif item.pinned:
+        r = 1.0
+    else:
+        r = min(1.0, max(0.0, kept / MAX_RETENTION))
+    return 1.0 + RETENTION_BOOST * r + TAG_BOOST * min(1.0, max(0.0, tag_share))
 
 
 def top_by_retention(store: MemoryIndex, session_id: str, limit: int, now: datetime) -> list[MemoryItem]:

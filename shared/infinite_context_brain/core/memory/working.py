@@ -7,13 +7,14 @@ of destroying (the seed deleted). ``forget`` is the only real delete.
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
-from ..errors import InvalidInput, NotFound
+from ..errors import InvalidInput, NotFound, StorageError
 from ..models import utcnow
 from ..params import (
     CompactTarget,
@@ -44,15 +45,17 @@ from .model import (
     QueryHit,
     RecallResult,
 )
-from .ranking import boost, top_by_retention
+from .ranking import factor, top_by_retention
 from .scoring import retention
-from .text import auto_tags, detect_type, index_terms, normalize_tags, redact
+from .text import auto_tags, detect_type, index_terms, normalize_tags, redact, tag_terms
 
 if TYPE_CHECKING:
     from ..config import Settings
     from ..storage.parts import MemoryIndex
 
-CANDIDATES = 30  # BM25 candidates re-ranked with the retention score (at least 3x the limit)
+log = logging.getLogger(__name__)
+
+CANDIDATES = 30  # BM25 candidates the factor re-ranks (at least 3x the limit)
 #: budget by MCP client name (lowercase substring), as the seed detected it
 CLIENT_BUDGETS = {"claude": 80_000, "cursor": 60_000}
 DEFAULT_BUDGET = 100_000
@@ -76,15 +79,19 @@ class WorkingMemory:
         client_name: str | None = None,
         *,
         create_session: Callable[[], str] | None = None,
+        store_replaced: Callable[[], str | None] | None = None,
     ) -> None:
         """``session_id`` may be "" for a project that has no brain yet: reads then find nothing,
         and the first write gets its id from ``create_session`` (which writes the project's id
-        file): reading never creates it."""
+        file): reading never creates it. ``store_replaced`` says whether the store was wiped
+        or replaced since this machine last used it (identity.py): ``recall``, the call an
+        assistant makes first, asks and tells."""
         self.store = store
         self.session_id = session_id
         self.settings = settings
         self.client_name = client_name
         self._create_session = create_session
+        self._store_replaced = store_replaced
 
     def _writing(self) -> str:
         """The session a new item or setting goes under, created on the first write."""
@@ -272,59 +279,80 @@ class WorkingMemory:
         tags: Tags | None = None,
         archived: bool = False,
     ) -> list[QueryHit]:
+        """Live and archived items (``archived``: the archive only), ordered as ranking.py says."""
         wanted = set(normalize_tags(tags or []))
         query_terms = terms(text or "")
-        if query_terms:
-            ranked = self.store.memory_search(
-                self.session_id, query_terms, max(CANDIDATES, limit * 3), archived
-            )
-            found = self.store.memory_get(self.session_id, [i for i, _ in ranked])
-            pairs = [(found[i], score) for i, score in ranked if i in found]
-        elif wanted:
-            pairs = [(item, 0.0) for item in self.store.memory_all(self.session_id, archived)]
-        else:
+        scope = True if archived else None
+        if not query_terms and not wanted:
             raise InvalidInput(
                 "query", "is empty and no tags were given", fix="pass words to search for, or tags"
             )
-        if wanted:
-            pairs = [(item, score) for item, score in pairs if wanted <= set(item.tags)]
         now = utcnow()
-        best = max((score for _, score in pairs), default=0.0) or 1.0
-        scored = []
-        for item, score in pairs:  # the formula: memory/ranking.py
-            kept = retention(item, now)
-            relevance = score / best
-            combined = relevance * boost(item, kept) if query_terms else kept
-            scored.append((combined, relevance, kept, item))
-        scored.sort(key=lambda row: (-row[0], row[3].id))
+        if not query_terms:  # tags only: by retention, the archive after live items
+            found = [i for i in self.store.memory_all(self.session_id, scope) if wanted <= set(i.tags)]
+            rows = [(retention(i, now), 0.0, retention(i, now), i) for i in found]
+            rows.sort(key=lambda row: (row[3].archived, -row[0], row[3].id))
+        else:
+            rows = self._ranked(query_terms, limit, wanted, scope, now)
         hits = [
             QueryHit.model_construct(
                 item=item, score=round(c, 4), relevance=round(r, 4), retention=round(k, 4)
             )
-            for c, r, k, item in scored[:limit]
+            for c, r, k, item in rows[:limit]
         ]
         self._touch([h.item for h in hits if not h.item.archived], now)
         return hits
 
+    def _ranked(
+        self, query_terms: list[str], limit: int, wanted: set[str], scope: bool | None, now: Any
+    ) -> list[tuple[float, float, float, MemoryItem]]:
+        """(score, relevance, retention, item), best first, among the BM25 best candidates."""
+        asked = set(query_terms)
+        ranked = self.store.memory_search(self.session_id, query_terms, max(CANDIDATES, limit * 3), scope)
+        found = self.store.memory_get(self.session_id, [i for i, _ in ranked])
+        best = ranked[0][1] if ranked and ranked[0][1] > 0 else 1.0
+        rows = []
+        for item_id, bm25 in ranked:
+            item = found.get(item_id)
+            if item is None or not wanted <= set(item.tags):
+                continue
+            kept = retention(item, now)
+            shared = asked & {t for tag in item.tags for t in tag_terms(tag)}
+            combined = bm25 * factor(item, kept, len(shared) / len(asked))
+            rows.append((combined / best, bm25 / best, kept, item))
+        rows.sort(key=lambda row: (-row[0], row[3].id))
+        return rows
+
     def _touch(self, items: list[MemoryItem], now: Any) -> None:
+        """Access bookkeeping of what a query returned; a store that cannot take the write now
+        (busy, read-only) costs the bookkeeping, never the answer."""
         if not items:
             return
         touched = [
             i.model_copy(update={"accessed_at": now, "access_count": i.access_count + 1}) for i in items
         ]
-        self.store.memory_touch(self.session_id, touched)
+        try:
+            self.store.memory_accessed(self.session_id, touched)
+        except StorageError as exc:
+            log.warning("access times of working-memory items not stored: %s", exc)
 
     @validated
     def recall(self, limit: SearchLimit = 10) -> RecallResult:
         """Budget status and the items most worth keeping in mind (pinned first)."""
         # the configuration and usage are read once, for the auto-compaction check and the budget
         # (each a Redis round trip; usage read again only when a compaction changed it)
+        warning = self._store_replaced() if self._store_replaced is not None else None
         config, usage = self.config(), self.store.memory_usage(self.session_id)
         report = self._auto_compact(config, usage[0])
         if report is not None:
             usage = self.store.memory_usage(self.session_id)
         items = top_by_retention(self.store, self.session_id, limit, utcnow())  # indexed, not a scan
-        return RecallResult(budget=self._budget(config, usage), items=items, compaction=report)
+        return RecallResult(
+            budget=self._budget(config, usage),
+            items=items,
+            compaction=report,
+            warnings=[warning] if warning else [],
+        )
 
     @validated
     def list_items(
@@ -355,13 +383,8 @@ class WorkingMemory:
         return len(built)
 
     # ---- compaction ---------------------------------------------------------------------------
-    def _after_put(self, left: PutOutcome | None) -> CompactionReport | None:
-        """Auto-compaction after a write, from the usage and configuration the put read with it
-        (read now from a store that did not)."""
-        if left is None:
-            left = PutOutcome(
-                self.store.memory_usage(self.session_id), self.store.memory_config(self.session_id)
-            )
+    def _after_put(self, left: PutOutcome) -> CompactionReport | None:
+        """Auto-compaction after a write, from the usage and configuration the put read with it."""
         return self._auto_compact(self._config(left.config), left.usage[0])
 
     def _auto_compact(self, config: MemoryConfig, used: int) -> CompactionReport | None:

@@ -1,9 +1,11 @@
-"""Reading a free-text checkpoint context into facts the offline merger can place.
+"""Reading a free-text checkpoint into facts the offline merger can place.
 
-People (and models) write checkpoints in two styles: labelled (``Current task: ...``,
-``Decisions:`` followed by bullets) and plain prose (``Fixed the login bug in auth.py. We'll
-use Redis for the cache. Next: rate limiting.``). Labels win; prose is classified sentence by
-sentence with the cue words below. Everything here is pure and deterministic.
+People (and models) write checkpoints in two styles: labelled (``Current task: ...``, a
+``## Decisions`` heading followed by bullets, ``- [ ]`` checklists) and plain prose (``Fixed the
+login bug in auth.py. We'll use Redis for the cache. Next: rate limiting.``). Labels win; prose
+is cut into clauses and each is read by its cue words (``clauses.py``). The text itself is kept
+as written beside the facts (``ContextFacts.text``, the journal), so a clause no rule reads is
+still there. Everything here is pure and deterministic.
 """
 
 from __future__ import annotations
@@ -13,90 +15,26 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..facts import ContextFacts, DecisionFact, Failure, QuestionFact
+from ..facts import ContextFacts, DecisionFact, Failure, Gotcha, QuestionFact
+from .clauses import LABELS, LIST_KINDS, Kind, classify, clauses, decision_and_reason, list_items, sequence
 
-# A label at the start of a line, optionally as a markdown heading or bold.
-_LABELS: dict[str, str] = {
-    "overview": "overview",
-    "project": "overview",
-    "summary": "overview",
-    "architecture": "architecture",
-    "design": "architecture",
-    "stack": "architecture",
-    "current task": "task",
-    "task": "task",
-    "goal": "task",
-    "user request": "task",
-    "request": "task",
-    "working on": "task",
-    "next": "next",
-    "next step": "next",
-    "next steps": "next",
-    "remaining": "next",
-    "left to do": "next",
-    "in progress": "progress",
-    "subtask": "progress",
-    "blocker": "blocker",
-    "blockers": "blocker",
-    "blocked": "blocker",
-    "failing": "blocker",
-    "now": "task",
-    "todo": "task",
-    "done": "done",
-    "completed": "done",
-    "changes": "done",
-    "changed": "done",
-    "finished": "done",
-    "decision": "decision",
-    "decisions": "decision",
-    "decided": "decision",
-    "question": "question",
-    "questions": "question",
-    "open question": "question",
-    "open questions": "question",
-    "pending": "question",
-    "files": "files",
-    "files touched": "files",
-    "files edited": "files",
-    "active files": "files",
-}
+_LABEL_NAMES = "|".join(sorted(map(re.escape, LABELS), key=len, reverse=True))
+# A label at the start of a line or sentence, optionally as a markdown heading or bold.
 _LABEL_RE = re.compile(
-    r"^\s*(?:#{1,6}\s*)?(?:\*\*|__)?("
-    + "|".join(sorted(map(re.escape, _LABELS), key=len, reverse=True))
-    + r")"
-    r"(?:\*\*|__)?\s*(?::|-|—)\s*(?:\*\*|__)?(.*)$",
+    r"^\s*(?:#{1,6}\s*)?(?:\*\*|__)?(" + _LABEL_NAMES + r")(?:\*\*|__)?\s*(?::|—|-\s)\s*(?:\*\*|__)?\s*(.*)$",
     re.I,
 )
+# A label alone on its line: a heading whose section follows (``## Next steps``, ``TODO:``).
 _HEADING_RE = re.compile(
-    r"^\s*(?:#{1,6}\s*)?(?:\*\*|__)?("
-    + "|".join(sorted(map(re.escape, _LABELS), key=len, reverse=True))
-    + r")"
-    r"(?:\*\*|__)?\s*:?\s*$",
+    r"^\s*(?:#{1,6}\s*)?(?:\*\*|__)?(" + _LABEL_NAMES + r")(?:\*\*|__)?\s*:?\s*(?:\*\*|__)?\s*:?\s*$",
     re.I,
 )
-_BULLET_RE = re.compile(r"^\s*(?:[-*+•]|\d+[.)]|\[[ xX]\])\s+")
-_SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9`\"'(\[])")
-
-DECISION_CUES = re.compile(
-    r"\b(decided|decision|going with|go with|we'?ll use|we will use|will use|chose|chosen|choose|"
-    r"opted (?:for|to)|settled on|approach:|agreed)\b",
-    re.I,
-)
-QUESTION_START = re.compile(
-    r"^(should we|should i|do we|shall we|which|whether|open question|undecided|tbd|to decide|"
-    r"need to decide|not sure (?:whether|if|which))\b",
-    re.I,
-)
-COMPLETION_CUES = re.compile(
-    r"\b(done|fixed|implemented|completed|complete|finished|resolved|merged|shipped|landed|"
-    r"added|wrote|created|removed|refactored|renamed|migrated|now passes|all tests pass|passing)\b",
-    re.I,
-)
-TASK_CUES = re.compile(
-    r"^(?:i'?m |we'?re |i am |we are )?(?:now |currently |next,? )?"
-    r"(working on|going to|about to|need to|needs to|have to|must|next step is|plan is to|"
-    r"trying to|let'?s|implement|add|fix|build|write|refactor|investigate|debug)\b",
-    re.I,
+_BULLET_RE = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)]|\(\d{1,3}\))\s+")
+_CHECKBOX_RE = re.compile(r"^\s*(?:[-*+]\s+)?\[([ xX✓✔-])\]\s+")
+_SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[A-Za-z0-9`\"'(\[*])")
+#: kinds whose section also holds plain lines under its heading (not only bullets)
+_LINE_SECTIONS: frozenset[Kind] = frozenset(
+    {"task", "progress", "overview", "architecture", "note", "gotcha", "decision", "blocker", "files"}
 )
 
 # Paths: optional ./ or ../ or /, segments, and either an extension or at least one slash.
@@ -120,18 +58,32 @@ MAX_PATH_CANDIDATES = 500
 
 @dataclass
 class Extracted:
-    overview: list[str] = field(default_factory=list)
-    architecture: list[str] = field(default_factory=list)
-    tasks: list[str] = field(default_factory=list)
-    completions: list[str] = field(default_factory=list)
-    decisions: list[str] = field(default_factory=list)
-    questions: list[str] = field(default_factory=list)
-    prose: list[str] = field(default_factory=list)
+    """What one checkpoint text states, by kind, in the order written."""
+
+    items: dict[Kind, list[str]] = field(default_factory=dict)
+    reasons: dict[str, str] = field(default_factory=dict)
+    #: attempts stated against each blocker (by the blocker's text)
+    tried: dict[str, list[str]] = field(default_factory=dict)
     files: list[str] = field(default_factory=list)
-    explicit_files: list[str] = field(default_factory=list)
-    next_steps: list[str] = field(default_factory=list)
-    in_progress: list[str] = field(default_factory=list)
-    blockers: list[str] = field(default_factory=list)
+
+    def add(self, kind: Kind, text: str) -> None:
+        text = clean_sentence(text)
+        if not text:
+            return
+
+        if kind == "decision":
+            text, reason = decision_and_reason(text)
+            if reason:
+                self.reasons[text] = reason
+        if kind == "tried":
+            blockers = self.items.get("blocker")
+            if blockers:
+                self.tried.setdefault(blockers[-1], []).append(text)
+                return
+        self.items.setdefault(kind, []).append(text)
+
+    def of(self, kind: Kind) -> list[str]:
+        return self.items.get(kind, [])
 
 
 def clean_sentence(text: str, limit: int = 400) -> str:
@@ -146,94 +98,120 @@ def clean_sentence(text: str, limit: int = 400) -> str:
 def sentences(text: str) -> list[str]:
     out: list[str] = []
     for part in _SENTENCE_SPLIT.split(text):
-        part = clean_sentence(part)
-        if len(part) >= 3:
+        part = clean_sentence(part, 2000)
+        if len(part) >= 2:
             out.append(part)
     return out
 
 
-def classify(sentence: str) -> str:
-    """One of decision / question / completion / task / prose."""
-    if sentence.endswith("?") or QUESTION_START.search(sentence):
-        return "question"
-    if DECISION_CUES.search(sentence):
-        return "decision"
-    if TASK_CUES.search(sentence):
-        return "task"
-    if COMPLETION_CUES.search(sentence):
-        return "completion"
-    return "prose"
+class _Reader:
+    """One pass over the lines; ``section`` is the heading the current lines sit under."""
 
+    def __init__(self) -> None:
+        self.out = Extracted()
+        self.section: Kind | None = None
+        self.section_lines = 0
+        self.task_stated = False
 
-def _bucket(result: Extracted, kind: str) -> list[str]:
-    return {
-        "overview": result.overview,
-        "architecture": result.architecture,
-        "task": result.tasks,
-        "done": result.completions,
-        "completion": result.completions,
-        "decision": result.decisions,
-        "question": result.questions,
-        "prose": result.prose,
-        "files": result.explicit_files,
-        "next": result.next_steps,
-        "progress": result.in_progress,
-        "blocker": result.blockers,
-    }[kind]
+    def labelled(self, kind: Kind, body: str) -> None:
+        """A label's body: its first sentence is of the label's kind; the sentences after it are
+        read on their own ("Done: login. Next: logout."), or continue a whole-text kind."""
+        parts = sentences(body) if kind not in {"overview", "architecture"} else [body]
+        if not parts:
+            return
+        if kind == "task":
+            self.task_stated = True
+        if kind in LIST_KINDS:
+            for item in list_items(parts[0], kind):
+                self.out.add(kind, item)
+        else:
+            self.out.add(kind, parts[0])
+        for sentence in parts[1:]:
+            if _LABEL_RE.match(sentence) or kind in LIST_KINDS:
+                self.prose(sentence)
+            elif classify(sentence, first_task=False) is None:
+                items = self.out.items.get(kind)
+                if items and kind != "decision":
+                    items[-1] = f"{items[-1]} {clean_sentence(sentence)}"
+                elif items:
+                    self.out.reasons[items[-1]] = " ".join(
+                        p for p in (self.out.reasons.get(items[-1], ""), clean_sentence(sentence)) if p
+                    )
+            else:
+                self.prose(sentence)
 
+    def checkbox(self, mark: str, text: str) -> None:
+        self.out.add("done" if mark.strip() else "next", text)
 
-def extract(text: str, project_root: Path) -> Extracted:
-    result = Extracted()
-    section: str | None = None
-    for raw_line in text.splitlines():
-        line = raw_line.strip()
-        if not line:
-            section = None
-            continue
-        heading = _HEADING_RE.match(line)
-        if heading:
-            section = _LABELS[heading.group(1).lower()]
-            continue
-        in_section = section is not None and not _LABEL_RE.match(line)
-        if in_section and (_BULLET_RE.match(raw_line) or section in {"overview", "architecture"}):
-            assert section is not None
-            if section == "files":
-                result.explicit_files.append(line)
-            elif item := clean_sentence(line):
-                _bucket(result, section).append(item)
-            continue
-        section = None
-        # Labels may open a line or a sentence ("Fixed X. Next: add Y."). Prose that follows an
-        # overview/architecture label on the same line belongs to it; the sentences after a task,
-        # done, decision or question label continue that item ("Current task: add f. Test it.").
-        carry: str | None = None
+    def prose(self, line: str) -> None:
         for sentence in sentences(line):
             labelled = _LABEL_RE.match(sentence)
             if labelled:
-                kind = _LABELS[labelled.group(1).lower()]
-                body = labelled.group(2).strip()
-                carry = kind if kind != "files" and body else None
-                if not body:
-                    section = kind
-                elif kind == "files":
-                    result.explicit_files.append(body)
-                else:
-                    _bucket(result, kind).append(clean_sentence(body))
+                self.labelled(LABELS[labelled.group(1).lower()], labelled.group(2))
                 continue
-            kind = classify(sentence)
-            if carry in {"overview", "architecture"} and kind == "prose":
-                _bucket(result, carry).append(sentence)
-            elif (
-                carry is not None
-                and carry not in {"overview", "architecture"}
-                and (carry == "task" or kind in {"prose", carry})
-            ):
-                bucket = _bucket(result, carry)
-                bucket[-1] = f"{bucket[-1]} {sentence}".strip()
+            steps = sequence(sentence)
+            if steps is not None:
+                for step in steps:
+                    self.out.add("next", step)
+                continue
+            for clause in clauses(sentence):
+                inline = _LABEL_RE.match(clause)
+                if inline:
+                    self.labelled(LABELS[inline.group(1).lower()], inline.group(2))
+                    continue
+                kind = classify(clause, first_task=not self.task_stated)
+                if kind == "task":
+                    if self.task_stated:
+                        continue  # more ongoing work in the same note: the journal keeps it
+                    self.task_stated = True
+                if kind is not None:
+                    self.out.add(kind, clause)
+
+    def line(self, raw: str) -> None:
+        line = raw.strip()
+        if not line:
+            return
+        heading = _HEADING_RE.match(line)
+        if heading:
+            self.section, self.section_lines = LABELS[heading.group(1).lower()], 0
+            return
+        labelled = _LABEL_RE.match(line)
+        if labelled:
+            self.section = None
+            self.labelled(LABELS[labelled.group(1).lower()], labelled.group(2))
+            return
+        box = _CHECKBOX_RE.match(line)
+        if box and self.section in (None, "task", "next", "done", "progress"):
+            self.checkbox(box.group(1), line[box.end() :])
+            return
+        section = self.section
+        if section is not None and (_BULLET_RE.match(raw) or section in _LINE_SECTIONS):
+            self.section_lines += 1
+            if section == "task" and self.section_lines > 1:
+                self.prose(line)  # one task; the lines after it are read as prose
+            elif section == "files" or section in LIST_KINDS:
+                if section == "task":
+                    self.task_stated = True
+                for item in [line] if _BULLET_RE.match(raw) else list_items(line, section):
+                    self.out.add(section, item)
             else:
-                _bucket(result, kind).append(sentence)
-    result.files = find_files(text, project_root)
-    return result
+                if section == "task":
+                    self.task_stated = True
+                self.out.add(section, line)
+            return
+        self.section = None
+        if _BULLET_RE.match(raw):
+            self.prose(_BULLET_RE.sub("", raw))
+        else:
+            self.prose(line)
+
+
+def extract(text: str, project_root: Path) -> Extracted:
+    reader = _Reader()
+    for raw_line in text.splitlines():
+        reader.line(raw_line)
+    reader.out.files = find_files(text, project_root)
+    return reader.out
 
 
 def find_files(text: str, project_root: Path) -> list[str]:
@@ -275,36 +253,48 @@ def relative_file(token: str, root: Path) -> str | None:
 
 
 def facts_from_text(text: str, project_root: Path) -> ContextFacts:
-    """The facts a free-text checkpoint states (labelled lines and classified prose).
+    """The facts a free-text checkpoint states (labelled lines and classified prose), with the
+    text itself, as written, for the journal.
 
     Files named in passing count only when they exist (prose cannot tell a path from a word);
     files listed under an explicit label are kept when missing too, if they lie inside the
     project, so the merger can say they are not on disk instead of dropping them silently."""
     found = extract(text, project_root)
-    root = project_root.resolve()
-    listed: list[str] = []
-    for chunk in found.explicit_files:
-        for token in chunk.replace(";", ",").split(","):
-            token = token.strip().strip("`'\"")
-            if not token:
-                continue
-            rel = relative_file(token, root) or _inside(token, root)
-            if rel is not None and rel not in listed:
-                listed.append(rel)
+    listed = project_files(
+        [t for chunk in found.of("files") for t in chunk.replace(";", ",").split(",")], project_root
+    )
+    progress = found.of("progress")
     return ContextFacts(
         source="text",
-        requests=found.tasks,
-        in_progress=found.in_progress[-1] if found.in_progress else "",
+        text=text.strip(),
+        requests=found.of("task")[:1],
+        in_progress=progress[-1] if progress else "",
         files_mentioned=list(dict.fromkeys([*listed, *found.files])),
-        failures=[Failure(check=b, stated=True) for b in found.blockers],
-        decisions=[DecisionFact(decision=d) for d in found.decisions],
-        questions=[QuestionFact(text=q) for q in found.questions],
-        completions=found.completions,
-        next_steps=found.next_steps,
-        overview=found.overview,
-        architecture=found.architecture,
-        notes=found.prose,
+        failures=[Failure(check=b, stated=True, tried=found.tried.get(b, [])) for b in found.of("blocker")],
+        decisions=[DecisionFact(decision=d, reason=found.reasons.get(d, "")) for d in found.of("decision")],
+        questions=[QuestionFact(text=q) for q in found.of("question")],
+        completions=found.of("done"),
+        next_steps=found.of("next"),
+        overview=found.of("overview"),
+        architecture=found.of("architecture"),
+        notes=found.of("note"),
+        gotchas=[Gotcha(text=g) for g in found.of("gotcha")],
     )
+
+
+def project_files(paths: list[str], project_root: Path) -> list[str]:
+    """``paths`` as project-relative POSIX paths: existing files, and places inside the project
+    that do not exist (yet); paths outside the project are left out."""
+    root = project_root.resolve()
+    out: list[str] = []
+    for token in paths:
+        token = token.strip().strip("`'\"")
+        if not token:
+            continue
+        rel = relative_file(token, root) or _inside(token, root)
+        if rel is not None and rel not in out:
+            out.append(rel)
+    return out
 
 
 def _inside(token: str, root: Path) -> str | None:

@@ -1,9 +1,11 @@
 """Checks and repairs every merged state passes before it is stored, whichever tier made it.
 
 ``fit_to_cap`` keeps a state under its token cap by trimming the oldest and least important text
-first (old change summaries, then old changes, decided decisions, long prose, extra files), so
-the current task and pending decisions survive longest. ``problems`` lists what makes a merged
-state unacceptable (the LLM tiers use it to reject a provider's answer and fall through).
+first (old change summaries, then old changes, decided decisions, long prose, extra files, then
+the oldest journal entries), so the current task, what is left and pending decisions survive
+longest; it says what it trimmed, so a checkpoint never loses text without a word. ``problems``
+lists what makes a merged state unacceptable (the LLM tiers use it to reject a provider's answer
+and fall through).
 """
 
 from __future__ import annotations
@@ -17,13 +19,23 @@ from .base import MergeRequest
 from .extract import clean_sentence, relative_file
 
 MAX_ACTIVE_FILES = 25
-MAX_DECIDED = 12
-MAX_NEXT_STEPS = 8
-MAX_BLOCKERS = 6
+MAX_DECIDED = 30
+MAX_NEXT_STEPS = 30
+MAX_BLOCKERS = 8
+MAX_GOTCHAS = 12
+MAX_NOTES = 12
+
+#: the fields kept by ``record.finish`` outside any merger's answer
+RECORD_FIELDS = frozenset({"journal", "compact_summary"})
 
 
 def state_tokens(state: ProjectState) -> int:
     return count_tokens(state.model_dump_json())
+
+
+def merged_tokens(state: ProjectState) -> int:
+    """The tokens of what a merger answers (the state without the journal and summary)."""
+    return count_tokens(state.model_dump_json(exclude=set(RECORD_FIELDS)))
 
 
 def known_files(request: MergeRequest) -> set[str]:
@@ -97,8 +109,33 @@ def _trim_steps(state: ProjectState) -> list[Callable[[], bool]]:
         return False
 
     def fewer_next_steps() -> bool:
-        if len(ac.next_steps) > 3:
+        if len(ac.next_steps) > 12:
             ac.next_steps.pop()
+            return True
+        return False
+
+    def drop_oldest_journal() -> bool:
+        if len(state.journal) > 3:
+            state.journal.pop(0)
+            return True
+        return False
+
+    def journal_last_resort() -> bool:
+        if len(state.journal) > 1:
+            state.journal.pop(0)
+            return True
+        if state.journal and len(state.journal[0].text) > 41:
+            entry = state.journal[0]
+            entry.text = clean_sentence(entry.text, max(40, len(entry.text) // 2))
+            return True
+
+        return False
+
+    def fewer_notes() -> bool:
+        if len(ac.notes) > 4 or len(ac.gotchas) > 4:
+            for items in (ac.notes, ac.gotchas):
+                if len(items) > 4:
+                    items.pop(0)
             return True
         return False
 
@@ -193,8 +230,10 @@ def _trim_steps(state: ProjectState) -> list[Callable[[], bool]]:
         shorten_old_changes,
         drop_oldest_change,
         drop_oldest_decided,
-        fewer_next_steps,
         shorten_details,
+        drop_oldest_journal,
+        fewer_notes,
+        fewer_next_steps,
         shorten_architecture,
         shorten_overview,
         fewer_files,
@@ -202,31 +241,64 @@ def _trim_steps(state: ProjectState) -> list[Callable[[], bool]]:
         shorten_rest,
         drop_pending,
         last_resort,
+        journal_last_resort,
     ]
 
 
-def fit_to_cap(state: ProjectState, cap: int) -> ProjectState:
-    """A copy of ``state`` trimmed until it is at most ``cap`` tokens (as JSON)."""
+def _counts(state: ProjectState) -> dict[str, int]:
+    ac, pc = state.active_context, state.project_context
+    return {
+        "next steps": len(ac.next_steps),
+        "decisions": len(ac.active_decisions),
+        "blockers": len(ac.blockers),
+        "recent changes": len(pc.recent_changes),
+        "active files": len(ac.active_files),
+        "notes": len(ac.notes),
+        "gotchas": len(ac.gotchas),
+        "journal entries": len(state.journal),
+    }
+
+
+def _trimmed(before: dict[str, int], after: dict[str, int], journal_dropped: list[str]) -> list[str]:
+    lost = [f"{after[k]} of {n} {k}" for k, n in before.items() if after[k] < n]
+    if not lost:
+        return []
+    detail = f" (dropped: {'; '.join(journal_dropped[:3])})" if journal_dropped else ""
+    return [
+        "the brain is at its size limit: kept " + ", ".join(lost) + detail + "; older versions in "
+        "history still hold the rest (raise INFINITE_CONTEXT_STATE_TOKEN_CAP to keep more)"
+    ]
+
+
+def fit_to_cap(state: ProjectState, cap: int) -> tuple[ProjectState, list[str]]:
+    """A copy of ``state`` trimmed until it is at most ``cap`` tokens (as JSON), and a warning
+    naming what was dropped (none when nothing was)."""
     state = state.model_copy(deep=True)
+    before = _counts(state)
+    journal_before = [e.text for e in state.journal]
     pc, ac = state.project_context, state.active_context
     # Structural limits first: they hold whatever the size.
     pc.recent_changes = pc.recent_changes[-MAX_RECENT_CHANGES:]
     ac.active_files = ac.active_files[:MAX_ACTIVE_FILES]
     ac.uncommitted_files = ac.uncommitted_files[:MAX_ACTIVE_FILES]
+    ac.unverified_files = ac.unverified_files[:MAX_ACTIVE_FILES]
     ac.next_steps = ac.next_steps[:MAX_NEXT_STEPS]
     ac.blockers = ac.blockers[-MAX_BLOCKERS:]
+    ac.gotchas = ac.gotchas[-MAX_GOTCHAS:]
+    ac.notes = ac.notes[-MAX_NOTES:]
     decided = [d for d in ac.active_decisions if d.status == "decided"]
     if len(decided) > MAX_DECIDED:
         surplus = {id(d) for d in decided[: len(decided) - MAX_DECIDED]}
         ac.active_decisions = [d for d in ac.active_decisions if id(d) not in surplus]
-    if state_tokens(state) <= cap:
-        return state
-    for step in _trim_steps(state):
-        while state_tokens(state) > cap and step():
-            pass
-        if state_tokens(state) <= cap:
-            break
-    return state
+    if state_tokens(state) > cap:
+        for step in _trim_steps(state):
+            while state_tokens(state) > cap and step():
+                pass
+            if state_tokens(state) <= cap:
+                break
+    kept = {e.text for e in state.journal}
+    dropped = [" ".join(t.split()[:8]) + "…" for t in journal_before if t not in kept]
+    return state, _trimmed(before, _counts(state), dropped)
 
 
 def problems(
@@ -260,7 +332,7 @@ def problems(
         ]
         if dropped:
             found.append(f"pending decisions dropped without a decision: {'; '.join(dropped[:3])}")
-    tokens = state_tokens(new)
+    tokens = merged_tokens(new)
     if tokens > cap:
         found.append(f"state is {tokens} tokens, over the cap of {cap}")
     return found

@@ -25,7 +25,7 @@ from pydantic import ValidationError
 
 from ..models import ProjectState
 from .base import MergeRequest, MergeResult
-from .integrity import keep_known_files, known_files, problems
+from .integrity import RECORD_FIELDS, keep_known_files, known_files, problems
 
 log = logging.getLogger(__name__)
 
@@ -57,26 +57,36 @@ def load_prompt_template() -> str:
 
 
 def state_schema() -> dict[str, object]:
-    return ProjectState.model_json_schema()
+    """The state's JSON schema without the fields kept outside a merger's answer."""
+    schema = ProjectState.model_json_schema()
+    properties = schema.get("properties")
+    if isinstance(properties, dict):
+        for name in RECORD_FIELDS:
+            properties.pop(name, None)
+    return schema
+
+
+def _bounded(text: str, limit: int) -> str:
+    return text if len(text) <= limit else "…" + text[-limit:]  # the newest part matters most
 
 
 def build_prompt(request: MergeRequest) -> str:
+    """The prompt: the old state (an empty one before the first checkpoint), the earlier notes as
+    written, the session's own words, this checkpoint's text as written, and the facts."""
     old = request.old or ProjectState.empty(request.session_id)
-    facts = request.facts.model_copy()
-    context = facts.model_dump_json(exclude_defaults=True, indent=1)
-    while len(context) > MAX_CONTEXT_CHARS_SENT and facts.notes:
-        # Free prose is the least structured part: it goes first when the facts are huge.
-        facts.notes = facts.notes[len(facts.notes) // 2 + 1 :] if len(facts.notes) > 1 else []
-        context = facts.model_dump_json(exclude_defaults=True, indent=1)
-    if len(context) > MAX_CONTEXT_CHARS_SENT:
-        context = context[:MAX_CONTEXT_CHARS_SENT] + "…"
+    facts = request.facts
+    context = facts.model_dump_json(exclude_defaults=True, exclude={"text", "excerpt"}, indent=1)
+    journal = "\n\n".join(f"[{e.at.isoformat()} {e.origin}] {e.text}" for e in old.journal) or "(none)"
     return load_prompt_template().format(
         session_id=request.session_id,
         now=request.now.isoformat(),
         token_cap=request.token_cap,
         schema=json.dumps(state_schema(), separators=(",", ":")),
-        old_state=old.model_dump_json(indent=1),
-        context=context,
+        old_state=old.model_dump_json(indent=1, exclude=set(RECORD_FIELDS)),
+        journal=_bounded(journal, MAX_CONTEXT_CHARS_SENT // 8),
+        excerpt=_bounded("\n\n".join(facts.excerpt), MAX_CONTEXT_CHARS_SENT // 4) or "(none)",
+        text=_bounded(facts.text, MAX_CONTEXT_CHARS_SENT // 4) or "(none)",
+        context=_bounded(context, MAX_CONTEXT_CHARS_SENT // 2),
     )
 
 

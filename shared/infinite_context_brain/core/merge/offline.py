@@ -6,10 +6,17 @@ note has:
   progress is a claimed tracker issue or the task list's in-progress item;
 * work moves to ``recent_changes`` only on a completion signal: a commit, a closed issue, a task
   list item completed, a failing check that passes again, a stated completion; never twice;
-* a failing check stays a blocker until a later run of it (or a broader one) passes;
+* a failing check stays a blocker until a later run of it (or a broader one) passes, a stated
+  blocker until a completion settles it; a task is never finished by a note that also reports a
+  failure;
+* what is left (``steps.py``) keeps its origin: the task list, the assistant's plan, a tracker
+  listing, Claude Code's summary, a stated next step; "Next: X" never replaces the task;
 * a question the assistant asked closes when the user answers; a decision settles the pending
-  question it answers;
-* files edited since the last commit are remembered as uncommitted.
+  question it answers, and keeps its reason;
+* files edited since the last commit are remembered as uncommitted, since the last passing test
+  or build as unverified; moved and removed files leave every file list;
+* structured fields a model stated are merged by the rules in ``stated.py``.
+The journal, Claude Code's summary and the token cap are applied after any tier (``record.py``).
 Same input, same output (the clock is part of the request).
 """
 
@@ -18,7 +25,7 @@ from __future__ import annotations
 import re
 import time
 
-from ..facts import ContextFacts
+from ..facts import ContextFacts, TaskItem
 from ..models import (
     ActiveContext,
     Blocker,
@@ -30,34 +37,19 @@ from ..models import (
 )
 from ..text import similarity
 from ..tokens import count_tokens
-from ..transcript.commands import settles
+from ..transcript.commands import JOIN, parts, settles, unsettled
+from . import stated as stated_fields
 from .base import MergeRequest, MergeResult
+from .clauses import content_free
 from .extract import clean_sentence, find_files
-from .integrity import MAX_ACTIVE_FILES, MAX_BLOCKERS, MAX_NEXT_STEPS, fit_to_cap
+from .integrity import MAX_ACTIVE_FILES, MAX_BLOCKERS, MAX_GOTCHAS, MAX_NOTES
+from .steps import next_steps as steps_left
+from .wording import dedupe as _dedupe
+from .wording import same, settles_text
 
 ANSWERS_QUESTION = 0.2  # word overlap above which a decision settles a pending question
 SAME_TASK = 0.25  # overlap above which a completion is taken to finish the current task
-DUPLICATE = 0.7
 READ_FILES_KEPT = 5
-
-
-_MARKS = re.compile(r"[\w./\-#]*\d[\w./\-#]*")
-
-
-def same(a: str, b: str) -> bool:
-    """The same piece of work in other words: mostly the same words and the same numbers, ids
-    and versions ("Closed spotter-dov.1" and "Closed spotter-dov.2" are two things)."""
-    if a == b:
-        return True
-    return similarity(a, b) >= DUPLICATE and set(_MARKS.findall(a.lower())) == set(_MARKS.findall(b.lower()))
-
-
-def _dedupe(items: list[str]) -> list[str]:
-    out: list[str] = []
-    for item in items:
-        if item and not any(same(item, kept) for kept in out):
-            out.append(item)
-    return out
 
 
 def _newest_first(*groups: list[str]) -> list[str]:
@@ -89,15 +81,26 @@ def _decisions(old: list[Decision], facts: ContextFacts) -> list[Decision]:
         pending = [d for d in decisions if d.status == "pending"]
         probe = f"{fact.question} {text}" if fact.question else text
         best = max(pending, key=lambda d: similarity(d.question, probe), default=None)
+        reason = clean_sentence(fact.reason, 300)
         if best is not None and similarity(best.question, probe) >= ANSWERS_QUESTION:
             best.status, best.decision, best.from_assistant = "decided", text, False
+            best.reason = reason or best.reason
             continue
         if any(same(d.decision or d.question, text) for d in decisions):
             continue
-        decisions.append(Decision(question=fact.question or _topic(text), status="decided", decision=text))
+        decisions.append(
+            Decision(question=fact.question or _topic(text), status="decided", decision=text, reason=reason)
+        )
     for question in facts.questions:
         if question.answer is not None:
-            continue  # asked and answered within this stretch
+            # asked and answered within this stretch: a real answer is a decision ("option 1")
+            answer = clean_sentence(question.answer, 300)
+            if question.from_assistant and len(answer.split()) >= 2 and not content_free(answer):
+                topic = clean_sentence(question.text, 200)
+                if not any(same(d.decision or "", answer) for d in decisions):
+                    decisions.append(Decision(question=topic, status="decided", decision=answer))
+            continue
+
         text = clean_sentence(question.text, 300)
         if not any(same(d.question, text) for d in decisions):
             decisions.append(
@@ -170,28 +173,46 @@ def _in_progress(
 
 
 def _blockers(
-    old: list[Blocker], facts: ContextFacts, changes: _Changes, request: MergeRequest
+    old: list[Blocker], facts: ContextFacts, changes: _Changes, request: MergeRequest, gotchas: list[str]
 ) -> list[Blocker]:
+    """The blockers left, and (into ``gotchas``) what fixed each failing check that passes now."""
     kept: list[Blocker] = []
     for blocker in old:
-        fixed = any(settles(p, blocker.check) for p in facts.passed_checks) or any(
-            similarity(blocker.check, c) >= 0.5 for c in facts.completions
+        left = parts(blocker.check)
+        for check in facts.passed_checks:
+            left = [part for part in left if unsettled(check, part)]
+        passed = not left
+        if left and not blocker.stated and len(left) < len(parts(blocker.check)):
+            blocker = blocker.model_copy(update={"check": JOIN.join(left)})  # a compound: parts pass
+
+        stated_fix = any(
+            settles_text(c, blocker.check) or similarity(blocker.check, c) >= 0.5 for c in facts.completions
         )
-        if fixed:
+        if passed and not blocker.stated:
             changes.add(f"Fixed: `{blocker.check}` passes again", [])
+            how = next((note for check, note in facts.fix_notes.items() if settles(check, blocker.check)), "")
+            if how:
+                why = f": {blocker.detail}" if blocker.detail else ""
+                gotchas.append(clean_sentence(f"`{blocker.check}` failed{why}; fixed: {how}", 500))
+
+        elif stated_fix or passed:
+            continue  # the completion that settles it is recorded as it was written
         else:
             kept.append(blocker.model_copy())
     for failure in facts.failures:
         earlier = next((b for b in kept if b.check == failure.check), None)
         detail = clean_sentence("; ".join(failure.lines), 400)
+        tried = list(earlier.tried) if earlier else []
         if earlier is not None:
             kept.remove(earlier)
+        tried = list(dict.fromkeys([*tried, *(clean_sentence(t, 200) for t in failure.tried)]))[-5:]
         kept.append(
             Blocker(
                 check=failure.check,
                 detail=detail,
                 since=earlier.since if earlier else request.now,
                 stated=failure.stated,
+                tried=tried,
             )
         )
     return kept[-MAX_BLOCKERS:]
@@ -219,13 +240,54 @@ def _completions(facts: ContextFacts, changes: _Changes, titles: dict[str, str])
     return closed, completed
 
 
-def _task(old: ActiveContext, facts: ContextFacts, changes: _Changes, open_work: bool) -> tuple[str, str]:
+MAX_TASKS_KEPT = 40
+MAX_CHECKS = 6
+
+
+def _task_list(old: ActiveContext, facts: ContextFacts) -> dict[str, TaskItem]:
+    """The incremental task list (TaskCreate / TaskUpdate) after this stretch: updates by id, an
+    update without a subject keeps the stored one; deleted tasks go."""
+    tasks = {key: item.model_copy() for key, item in old.task_list.items()}
+    for key, update in facts.task_updates.items():
+        known = tasks.get(key)
+        content = update.content or (known.content if known is not None else f"task {key}")
+        tasks.pop(key, None)
+        tasks[key] = TaskItem(id=key, content=content, status=update.status)
+    for key in facts.tasks_deleted:
+        tasks.pop(key, None)
+    return dict(list(tasks.items())[-MAX_TASKS_KEPT:])
+
+
+def _finishes(done: str, task: str) -> bool:
+    """A completion that names the task: the same words ("Implemented the login form" /
+    "implement the login form"), or the task's own opening ("Done: A" for "A in src/app.py")."""
+    opening = done.strip().rstrip(".").lower()
+    return similarity(task, done) >= SAME_TASK or (bool(opening) and task.lower().startswith(opening + " "))
+
+
+def _names(item: str, text: str) -> bool:
+    """``text`` names tracker item ``item`` as a whole word ("spotter-dov", not "spotter-dov.3")."""
+    return re.search(rf"(?<![\w.-]){re.escape(item)}(?![\w-]|\.\w)", text) is not None
+
+
+def _task(
+    old: ActiveContext, facts: ContextFacts, changes: _Changes, open_work: bool, closed: set[str]
+) -> tuple[str, str]:
     """(current task, earlier request not finished)."""
     requests = [r for r in facts.requests if r.strip()]
     old_task = old.current_task
     new_task = clean_sentence(requests[-1], 400) if requests else ""
-    if old_task and any(similarity(old_task, c) >= SAME_TASK for c in facts.completions):
-        # "Implemented the login form" closes "implement the login form": recorded already.
+    failing = bool(facts.failures)
+    if old_task and not new_task and any(_names(item, old_task) for item in closed):
+        changes.add(f"Finished: {old_task}", [])  # the tracker item the task names was closed
+        return "", old.earlier_request
+
+    if old_task and not failing and any(_finishes(c, old_task) for c in facts.completions):
+        # "Implemented the login form" closes "implement the login form": recorded already. A
+        # next step stated beside it is what comes now ("Done: login. Next: password reset").
+        stated_next = [s for s in facts.next_steps if s.strip()]
+        if not new_task and stated_next:
+            return clean_sentence(stated_next[0], 400), old.earlier_request
         return new_task, old.earlier_request
     if new_task and old_task and not same(new_task, old_task):
         # Finished: something completed since the task was set (a commit, a closed issue, a
@@ -235,24 +297,30 @@ def _task(old: ActiveContext, facts: ContextFacts, changes: _Changes, open_work:
         signalled = bool(changes.added) or any(
             since is not None and c.timestamp >= since for c in changes.old
         )
-        if signalled and not open_work:
+        if signalled and not open_work and not failing:
             changes.add(f"Finished: {old_task}", [])
             return new_task, ""
         return new_task, old_task  # replaced before any sign it was done: keep it in view
     if new_task:
         return new_task, old.earlier_request
-    if not old_task and not facts.completions and facts.notes and facts.source == "text":
-        return clean_sentence(facts.notes[0], 400), ""  # a pasted request with no cue words
+    if not old_task and facts.source == "text" and facts.next_steps:
+        return clean_sentence(facts.next_steps[0], 400), ""  # nothing else says what the work is
     return old_task, old.earlier_request
 
 
-def _promoted_next_step(old: ActiveContext, facts: ContextFacts) -> str:
-    """A stated next step that becomes the current task: only when this checkpoint names no task
-    of its own, and there is none or it reports something done ("Done: A. Next: B" moves on)."""
-    if facts.requests or not facts.next_steps:
-        return ""
-    moves_on = not old.current_task or bool(facts.completions)
-    return clean_sentence(facts.next_steps[0], 300) if moves_on else ""
+def _files_after(paths: list[str], facts: ContextFacts) -> list[str]:
+    """``paths`` without removed files, moved ones under their new name."""
+    removed = set(facts.files_removed)
+    out: list[str] = []
+    for path in paths:
+        path = facts.files_moved.get(path, path)
+        if path not in removed and path not in out:
+            out.append(path)
+    return out
+
+
+def _kept_text(old: list[str], new: list[str], limit: int) -> list[str]:
+    return _dedupe([*old, *(clean_sentence(t, 400) for t in new)])[-limit:]
 
 
 def _steps(old: ActiveContext, facts: ContextFacts) -> tuple[str, list[str]]:
@@ -278,38 +346,45 @@ class OfflineMerger:
         oc, pc = old.active_context, old.project_context
         changes = _Changes(pc.recent_changes, request)
 
+        stated = facts.stated
+        if stated is not None:
+            facts = facts.combined(stated_fields.as_facts(stated))
+        task_list = _task_list(oc, facts)
+        if facts.task_updates or facts.tasks_deleted:
+            facts = facts.model_copy(update={"tasks": list(task_list.values())})
         titles = _item_titles(oc, facts)
         closed, completed = _completions(facts, changes, titles)
-        blockers = _blockers(oc.blockers, facts, changes, request)
+        fixes: list[str] = []
+        blockers = _blockers(oc.blockers, facts, changes, request, fixes)
         in_progress = _in_progress(oc, facts, closed, completed, titles)
-        if facts.tasks is not None:
-            next_steps = [t.content for t in facts.tasks if t.status == "pending"]
-        else:
-            next_steps = [
-                s for s in oc.next_steps if s not in completed and not any(
-                    same(s, c) for c in [*completed, *facts.completions]
-                )
-            ]  # fmt: skip
-        next_steps = _dedupe([*next_steps, *(clean_sentence(s, 300) for s in facts.next_steps)])
-        promoted = _promoted_next_step(oc, facts)
-        if promoted:  # "Done: login. Next: password reset": the next step becomes the task
-            next_steps = [s for s in next_steps if s != promoted]
-            facts = facts.model_copy(update={"requests": [promoted]})
-        task, earlier_request = _task(oc, facts, changes, open_work=bool(in_progress or next_steps))
+        finished = [*facts.completions, *completed, *(c.subject for c in facts.commits)]
+        next_steps = steps_left(oc.next_steps, facts, finished, closed, in_progress)
+        task, earlier_request = _task(oc, facts, changes, bool(in_progress or next_steps), closed)
+
+        next_steps = [s for s in next_steps if not (s.origin == "stated" and same(s.text, task))]
         last_step, earlier_steps = _steps(oc, facts)
         task_since = oc.task_since if task == oc.current_task and oc.current_task else request.now
 
         edited = list(reversed(facts.files_edited))
         read = list(reversed(facts.files_read))[:READ_FILES_KEPT]
-        active_files = _newest_first(edited, facts.files_mentioned, read, oc.active_files)[:MAX_ACTIVE_FILES]
+        active_files = _files_after(
+            _newest_first(edited, facts.files_mentioned, read, oc.active_files), facts
+        )[:MAX_ACTIVE_FILES]
         if facts.commits or facts.clean_tree:
             uncommitted = list(reversed(facts.uncommitted))
         else:
             uncommitted = _newest_first(list(reversed(facts.uncommitted)), oc.uncommitted_files)
-
-        overview_new = facts.overview
-        if not pc.overview and not overview_new and request.old is None and facts.notes:
-            overview_new = facts.notes[:1] if facts.source == "text" else []
+        if facts.verified:
+            unverified = list(reversed(facts.unverified))
+        else:
+            unverified = _newest_first(list(reversed(facts.unverified)), oc.unverified_files)
+        symbols = {path: list(names) for path, names in oc.file_symbols.items()}
+        for path, names in facts.edited_symbols.items():
+            symbols[path] = ([n for n in symbols.get(path, []) if n not in names] + names)[-8:]
+        recent = [
+            c.model_copy(update={"files": _files_after(c.files, facts)}) if c.files else c
+            for c in changes.items[-10:]
+        ]
 
         state = ProjectState(
             meta=Meta(
@@ -323,28 +398,42 @@ class OfflineMerger:
                 merged_by=self.name,
             ),
             project_context=ProjectContext(
-                overview=_merge_text(pc.overview, overview_new, replace=bool(facts.overview)),
+                overview=_merge_text(pc.overview, facts.overview, replace=bool(facts.overview)),
                 architecture=_merge_text(pc.architecture, facts.architecture, replace=False),
-                recent_changes=changes.items[-10:],
+                recent_changes=recent,
             ),
             active_context=ActiveContext(
                 current_task=task,
                 active_files=active_files,
                 active_decisions=_decisions(oc.active_decisions, facts),
                 in_progress=in_progress,
-                next_steps=next_steps[:MAX_NEXT_STEPS],
+                next_steps=next_steps,
                 blockers=blockers,
-                uncommitted_files=uncommitted[:MAX_ACTIVE_FILES],
+                uncommitted_files=_files_after(uncommitted, facts)[:MAX_ACTIVE_FILES],
+                unverified_files=_files_after(unverified, facts)[:MAX_ACTIVE_FILES],
+                file_symbols={
+                    facts.files_moved.get(p, p): symbols[p]
+                    for p in symbols
+                    if facts.files_moved.get(p, p) in active_files
+                },
+                gotchas=_kept_text(oc.gotchas, [*fixes, *(g.text for g in facts.gotchas)], MAX_GOTCHAS),
+                notes=_kept_text(oc.notes, facts.notes, MAX_NOTES),
                 last_step=last_step,
                 earlier_steps=earlier_steps,
                 branch=facts.branch or oc.branch,
                 earlier_request=earlier_request if earlier_request != task else "",
                 variables=facts.variables or oc.variables,
                 item_titles=titles,
+                task_list=task_list,
+                checks=_newest_first(
+                    [p for run in reversed(facts.commands) if run.kind != "vcs" for p in parts(run.check)],
+                    oc.checks,
+                )[:MAX_CHECKS],
                 task_since=task_since if task else None,
             ),
         )
-        state = fit_to_cap(state, request.token_cap)
+        if stated is not None:
+            stated_fields.apply(state, stated, request.now)
         return MergeResult(
             state=state,
             merged_by=self.name,

@@ -1,7 +1,7 @@
 """Stores: the embedded SQLite default and (selected by URL) Redis / Valkey / Redis Cluster.
 
 The contract is four small parts (parts.py: state, change feed, observations, memory index) that
-each backend implements and ``ComposedStore`` joins into a ``Store``. ``open_store(settings)`` is
+each backend implements and a ``Store`` (store.py) holds. ``open_store(settings)`` is
 the only place a backend is chosen.
 """
 
@@ -20,11 +20,11 @@ from .parts import (
     MemoryIndex,
     ObservationStore,
     StateStore,
-    Store,
     Subscription,
     UpdateFn,
     UpdateOutcome,
 )
+from .store import Store
 
 __all__ = [
     "Change",

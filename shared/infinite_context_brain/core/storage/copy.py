@@ -8,10 +8,14 @@ because hooks store observations and people store memory items before the first 
 
 Rules, the same for every part: what the destination lacks is copied; what it holds identically
 is counted as unchanged; what it holds differently is never overwritten and is reported instead.
-For the state that means a destination ahead (or diverged at the same version) keeps its state;
-an older one is replaced with the source's state and history. Items and observations have no
-version, so a differing copy in the destination is kept as it is (it may be the newer one: an
-observation in particular is decided once and must stay byte-stable for prompt caching).
+For the state the histories decide, not the version numbers: a destination is brought up to the
+source only when every version it holds is the source's own (it is behind on the same line);
+one that is ahead, or whose versions differ from the source's (both were written to apart, even
+if the destination's number is lower), or that is older than what the source's history keeps
+(nothing to compare it with) keeps its state and history and is listed in ``skipped``. Items
+and observations have no version, so a differing copy in the destination is kept as it is (it
+may be the newer one: an observation in particular is decided once and must stay byte-stable for
+prompt caching).
 Nothing in the destination is deleted.
 """
 
@@ -20,7 +24,8 @@ from __future__ import annotations
 from pydantic import BaseModel, Field
 
 from ..errors import CorruptState
-from .parts import Store
+from ..models import HistoryEntry, ProjectState
+from .store import Store
 
 #: items written per memory_put (one transaction each)
 MEMORY_BATCH = 500
@@ -54,7 +59,13 @@ class CopyReport(BaseModel):
 
 def copy_all(source: Store, destination: Store) -> CopyReport:
     report = CopyReport(source=source.display_url, destination=destination.display_url)
-    sessions = sorted({*source.sessions(), *source.memory_sessions(), *source.observation_sessions()})
+    sessions = sorted(
+        {
+            *source.states.sessions(),
+            *source.memory.memory_sessions(),
+            *source.observations.observation_sessions(),
+        }
+    )
     for session_id in sessions:
         report.sessions_seen += 1
         _copy_state(source, destination, session_id, report)
@@ -65,37 +76,62 @@ def copy_all(source: Store, destination: Store) -> CopyReport:
 
 def _copy_state(source: Store, destination: Store, session_id: str, report: CopyReport) -> None:
     try:
-        state = source.get_state(session_id)
+        state = source.states.get_state(session_id)
     except CorruptState:
         report.skipped.append(f"{session_id}: unreadable in the source (roll it back there first)")
         return
     if state is None:
         return
+    theirs = destination.states.history(session_id)
     try:
-        existing = destination.get_state(session_id)
+        existing = destination.states.get_state(session_id)
     except CorruptState:
-        existing = None  # a corrupt destination row is repaired by the copy
-    if existing is not None:
-        if existing.meta.version > state.meta.version:
-            report.skipped.append(
-                f"{session_id}: destination is ahead (v{existing.meta.version} > v{state.meta.version})"
-            )
-            return
-        if existing.meta.version == state.meta.version:
-            if existing == state:
-                report.sessions_unchanged += 1
-            else:
-                report.skipped.append(f"{session_id}: both hold v{state.meta.version} with different content")
-            return
-    history = list(reversed(source.history(session_id)))
-    destination.replace_session(session_id, state, history)
+        existing = None  # an unreadable destination row: its history decides alone
+    if existing is not None and existing == state:
+        report.sessions_unchanged += 1
+        return
+    ours = list(reversed(source.states.history(session_id)))
+    reason = _not_behind(state, ours, existing, theirs)
+    if reason is not None:
+        report.skipped.append(f"{session_id}: {reason}; the destination keeps its state and history")
+        return
+    destination.states.replace_session(session_id, state, ours)
     report.sessions_copied += 1
-    report.history_entries_copied += len(history)
+    report.history_entries_copied += len(ours)
+
+
+def _not_behind(
+    state: ProjectState, ours: list[HistoryEntry], existing: ProjectState | None, theirs: list[HistoryEntry]
+) -> str | None:
+    """Why the destination (``existing``, ``theirs``) may not be replaced by the source's
+    ``state`` and history ``ours``; None when each of its versions is the source's own."""
+    held = {e.version: e.state for e in ours}
+    held[state.meta.version] = state
+    versions = {e.version: e.state for e in theirs}
+    if existing is not None:
+        versions[existing.meta.version] = existing
+    if not versions:
+        return None
+    newest = max(versions)
+    if newest > state.meta.version:
+        return f"the destination is ahead (v{newest} > v{state.meta.version})"
+    differing = sorted(v for v, s in versions.items() if v in held and held[v] != s)
+    if differing:
+        return (
+            f"the histories diverged: the destination's v{differing[0]} differs from the source's "
+            f"(the destination holds v{min(versions)}-v{newest}, the source v{min(held)}-v{max(held)})"
+        )
+    if newest not in held:
+        return (
+            f"the destination's v{newest} is older than the source's history (v{min(held)}-v{max(held)}): "
+            "it cannot be compared, so it is kept"
+        )
+    return None
 
 
 def _copy_memory(source: Store, destination: Store, session_id: str, report: CopyReport) -> None:
-    exported = source.memory_export(session_id)
-    present = destination.memory_get(session_id, [entry.item.id for entry in exported])
+    exported = source.memory.memory_export(session_id)
+    present = destination.memory.memory_get(session_id, [entry.item.id for entry in exported])
     missing, differing = [], 0
     for entry in exported:
         there = present.get(entry.item.id)
@@ -106,19 +142,19 @@ def _copy_memory(source: Store, destination: Store, session_id: str, report: Cop
         else:
             differing += 1
     for start in range(0, len(missing), MEMORY_BATCH):
-        destination.memory_put(session_id, missing[start : start + MEMORY_BATCH])
+        destination.memory.memory_put(session_id, missing[start : start + MEMORY_BATCH])
     report.memory_items_copied += len(missing)
     if differing:
         report.skipped.append(
             f"{session_id}: {differing} memory items differ in the destination (kept there)"
         )
 
-    config = source.memory_config(session_id)
+    config = source.memory.memory_config(session_id)
     if config is None:
         return
-    existing = destination.memory_config(session_id)
+    existing = destination.memory.memory_config(session_id)
     if existing is None:
-        destination.memory_set_config(session_id, config)
+        destination.memory.memory_set_config(session_id, config)
         report.memory_configs_copied += 1
     elif existing != config:
         report.skipped.append(
@@ -127,14 +163,14 @@ def _copy_memory(source: Store, destination: Store, session_id: str, report: Cop
 
 
 def _copy_observations(source: Store, destination: Store, session_id: str, report: CopyReport) -> None:
-    observations = source.all_observations(session_id)
+    observations = source.observations.all_observations(session_id)
     if not observations:
         return
-    present = destination.get_observations(session_id, list(observations))
+    present = destination.observations.get_observations(session_id, list(observations))
     missing = [o for tool_use_id, o in observations.items() if tool_use_id not in present]
     differing = sum(1 for t, o in observations.items() if t in present and present[t] != o)
     if missing:
-        destination.put_observations(session_id, missing)
+        destination.observations.put_observations(session_id, missing)
     report.observations_copied += len(missing)
     report.observations_unchanged += len(present) - differing
     if differing:

@@ -18,7 +18,14 @@ The design, two halves:
   changed, or the store's version of the session is below the highest seen, the store was wiped
   or replaced: a warning is logged and returned (``status``, ``resume`` and ``checkpoint`` show
   it), and the write continues from the highest version seen (``update_state(floor=...)``), so
-  no version number repeats on this machine. Then the new id is recorded.
+  no version number repeats on this machine. Then the new id is recorded. Working memory asks
+  ``store_replaced`` (``recall`` says so: its items are gone with the store).
+
+Concurrent writers are not a wipe: a version is recorded only after the store holds it, so
+``floor`` reads the record first and the store's version after it, under the record's lock; the
+store then always holds at least what the record says unless it really lost versions. (Read the
+other way round, another process could write and record a newer version in between, and a store
+that only moved forward looked wiped.)
 
 What it does not cover: a second machine that never wrote to the store has no record, so it
 cannot tell a wiped store from a new one (it starts from what the store holds, like before).
@@ -33,6 +40,7 @@ import json
 import logging
 import os
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -82,38 +90,40 @@ class RedisIdentity:
         self.key = f"{conn.prefix}:store"
 
     def store_id(self) -> str:
-        client = self.conn.client
-        self.conn.guard(lambda: client.hsetnx(self.key, "store_id", uuid.uuid4().hex))
-        found: Any = self.conn.guard(lambda: client.hget(self.key, "store_id"))
+        def read() -> Any:
+            pipe = self.conn.client.pipeline(transaction=False)
+            pipe.hsetnx(self.key, "store_id", uuid.uuid4().hex)
+            pipe.hget(self.key, "store_id")
+            return pipe.execute()[1]
+
+        found = self.conn.guard(read)
         return found.decode() if isinstance(found, bytes) else str(found)
-
-
-def identity_of(store: object) -> Identity | None:
-    found = getattr(store, "identity", None)
-    return found if found is not None and hasattr(found, "store_id") else None
 
 
 class Continuity:
     """One brain's guard against reused versions (see the module docstring)."""
 
-    def __init__(self, store: object, location: str, data_dir: Path) -> None:
-        self.identity = identity_of(store)
+    def __init__(self, identity: Identity, location: str, data_dir: Path) -> None:
+        self.identity = identity
         self.location = location
         self.path = data_dir / SEEN_FILE
         self.warnings: list[str] = []
         self._highest: dict[str, int] = {}  # in this process, so reads cost no file write
+        self._known_id: str | None = None  # the store id this process recorded
 
-    def floor(self, session_id: str, current: int) -> int:
-        """The version a write must continue from (``current`` unless the store was wiped or
-        replaced); records the store's id. Never raises: the guard must not stop a write."""
-        if self.identity is None or not session_id:
-            return current
+    def floor(self, session_id: str, read_version: Callable[[], int]) -> int:
+        """The version a write must continue from: the store's (``read_version()``, read after
+        the record) unless the store was wiped or replaced; records the store's id. A failure
+        of the guard itself (a read-only data dir) never stops the write."""
+        if not session_id:
+            return read_version()
         try:
             store_id = self.identity.store_id()
             with self._record() as record:
                 entry = record.setdefault(self.location, {"store_id": store_id, "sessions": {}})
                 sessions: dict[str, int] = entry.setdefault("sessions", {})
                 seen = max(int(sessions.get(session_id, 0)), self._highest.get(session_id, 0))
+                current = read_version()
                 replaced = entry.get("store_id") not in (None, store_id)
                 if replaced or current < seen:
                     why = (
@@ -126,10 +136,37 @@ class Continuity:
                         f"versions continue from {max(seen, current) + 1} so none repeats"
                     )
                 entry["store_id"] = store_id
+                self._known_id = store_id
             return max(seen, current)
-        except Exception as exc:  # a read-only data dir, a store error: the write reports its own
+        except StorageError:
+            raise
+        except Exception as exc:  # the seen-versions file: the write reports its own errors
             log.debug("version continuity not checked: %s", exc)
-            return current
+            return read_version()
+
+    def store_replaced(self) -> str | None:
+        """A warning when the store's id is not the one this machine recorded for its location
+        (a flushed Redis, a replaced file), once; the id is recorded either way."""
+        store_id = self.identity.store_id()
+        if store_id == self._known_id:
+            return None
+        try:
+            with self._record() as record:
+                entry = record.setdefault(self.location, {"store_id": store_id, "sessions": {}})
+                before = entry.get("store_id")
+                entry["store_id"] = store_id
+        except OSError as exc:
+            log.debug("store id not recorded: %s", exc)
+            return None
+        self._known_id = store_id
+        if before in (None, store_id):
+            return None
+        message = (
+            f"the store {self.location} was wiped or replaced (its id changed from {str(before)[:8]} "
+            f"to {store_id[:8]}): what it held before, working-memory items included, is not there"
+        )
+        self._warn(message)
+        return message
 
     def seen(self, session_id: str, version: int) -> None:
         """Record that this machine has seen ``version`` (a write, or a read of the state)."""

@@ -24,17 +24,15 @@ deletes WATCH ``meta`` and ``stats``, read the old rows (one script call) and ap
 in one MULTI. Usage is one HGET and counts are ZCARD/SCARD. Search reads ZCARDs and capped
 ZREVRANGEs in scripts that filter and compact the postings on the server
 (memory_redis_search.py); storage/search.py bounds the work and computes BM25 exactly as on
-SQLite. Pages and recall's ranked reads are one script call each. Access bookkeeping is buffered
-(touches.py) and written to ``access``/``rank``/``recent`` only (ZADD XX, so a deleted or
-archived item is never put back). Sessions written by schema 1 (hash posting lists) are
-converted on first use (``_ready``).
+SQLite. Pages and recall's ranked reads are one script call each. Access bookkeeping is written
+to ``access``/``rank``/``recent`` only (ZADD XX, so a deleted or archived item is never put
+back). Sessions written by schema 1 (hash posting lists) are converted on first use (``_ready``).
 """
 
 from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Callable
 from functools import partial
 from typing import Any
 
@@ -43,12 +41,12 @@ import orjson
 from ..errors import ConflictError
 from ..memory.model import MemoryItem, rank_key
 from . import search
+from .access import micros
 from .memory_redis_put import PutCall, put_reply
 from .memory_redis_rows import Batch, Meta, meta_row, parse, vocabulary
 from .memory_redis_search import Postings, Scripts
 from .parts import IndexedItem, IndexTerms, PutOutcome, Usage, stored_config
 from .redis_conn import RedisConnection, text
-from .touches import TouchBuffer, micros
 
 WATCH_ATTEMPTS = 20
 SCHEMA = "2"
@@ -62,7 +60,6 @@ class RedisMemory:
         self.conn = conn
         self._client = conn.client
         self._guard = conn.guard
-        self.touches = TouchBuffer(self._write_touches)
         self._checked: set[str] = set()
         self._prefixes: dict[str, str] = {}
         self.scripts = Scripts(conn.client)
@@ -124,11 +121,13 @@ class RedisMemory:
         terms = pipe.hmget(keys[1], ids) if ids and with_terms else []
         return metas, terms, pipe.hget(keys[2], "seq")
 
-    def memory_put(self, session_id: str, items: list[IndexedItem]) -> PutOutcome | None:
+    def memory_put(self, session_id: str, items: list[IndexedItem]) -> PutOutcome:
         self._forget_prefetched()
         self._ready(session_id)
-        self.touches.flush()
-        return self._put(session_id, items) if items else None
+        done = self._put(session_id, items) if items else None
+        if done is None:  # nothing written, or a reply without the figures
+            return PutOutcome(self.memory_usage(session_id), self.memory_config(session_id))
+        return done
 
     def _put(
         self, session_id: str, items: list[IndexedItem], drop: frozenset[str] = frozenset()
@@ -198,10 +197,7 @@ class RedisMemory:
         for name, delta in deltas.items():
             pipe.hincrby(self._m(sid, "stats"), name, delta)
 
-    def memory_touch(self, session_id: str, items: list[MemoryItem]) -> None:
-        self.touches.add(session_id, items)
-
-    def _write_touches(self, session_id: str, items: list[MemoryItem]) -> None:
+    def memory_accessed(self, session_id: str, items: list[MemoryItem]) -> None:
         self._forget_prefetched()
 
         def write() -> None:
@@ -211,27 +207,16 @@ class RedisMemory:
                 batch.hset(self._m(session_id, "access"), item.id, f"{accessed} {item.access_count}")
                 batch.zadd(self._m(session_id, "rank"), {item.id: rank_key(item)}, xx=True)
                 batch.zadd(self._m(session_id, f"recent:{item.content_type}"), {item.id: accessed}, xx=True)
-            pipe = self._client.pipeline(transaction=False)
+            pipe = self._client.pipeline(transaction=True)
             batch.emit(pipe)
             pipe.execute()
 
-        self._guard(write)
-
-    def memory_flush(self) -> None:
-        self.touches.flush()
-
-    def memory_settle(self, until: Callable[[], bool] | None = None) -> None:
-        """The work a write or read left for later, done now (the MCP server calls this after a
-        reply when no request waits). On Redis a put is whole when it returns (one script:
-        item, postings and totals), so what is left is the buffered access bookkeeping of
-        queries (touches.py), written here instead of by the timer."""
-        self.touches.flush()
+        if items:
+            self._guard(write)
 
     def memory_delete(self, session_id: str, ids: list[str]) -> int:
         self._forget_prefetched()
         self._ready(session_id)
-        self.touches.flush()
-        self.touches.forget(session_id, ids)
         deleted: list[int] = []
 
         def queue(pipe: Batch, old: dict[str, Meta], old_terms: dict[str, Any], _seq: int) -> None:
@@ -266,16 +251,13 @@ class RedisMemory:
 
             raws, accesses = self._guard(read)
             found += [i for raw, acc in zip(raws, accesses, strict=True) if (i := parse(raw, acc))]
-        self.touches.overlay(session_id, found)
         return found
 
     def memory_get(self, session_id: str, ids: list[str]) -> dict[str, MemoryItem]:
         self._ready(session_id)
         rows = self._take_rows(session_id)  # a query's get right after its search
         if rows is not None and all(i in rows for i in ids):
-            found = [item for i in ids if (item := parse(*rows[i])) is not None]
-            self.touches.overlay(session_id, found)
-            return {i.id: i for i in found}
+            return {i: item for i in ids if (item := parse(*rows[i])) is not None}
         return {i.id: i for i in self._items(session_id, ids)} if ids else {}
 
     def _take_rows(self, session_id: str) -> dict[str, tuple[Any, Any]] | None:
@@ -302,9 +284,7 @@ class RedisMemory:
 
             raws, accesses = self._guard(read)
             access = {text(k): v for k, v in accesses.items()}
-            items = [i for k, raw in raws.items() if (i := parse(raw, access.get(text(k))))]
-            self.touches.overlay(session_id, items)
-            return items
+            return [i for k, raw in raws.items() if (i := parse(raw, access.get(text(k))))]
         key = self._m(session_id, "archive" if archived else "order")
         ids = [text(i) for i in self._guard(lambda: self._client.zrange(key, 0, -1))]
         return self._items(session_id, ids)
@@ -333,11 +313,10 @@ class RedisMemory:
             item = parse(raw or None, access or None)
             if item is not None:
                 found.append((item, float(value)))
-        self.touches.overlay(session_id, [item for item, _ in found])
         return found
 
     def memory_search(
-        self, session_id: str, terms: list[str], limit: int, archived: bool
+        self, session_id: str, terms: list[str], limit: int, archived: bool | None
     ) -> list[tuple[str, float]]:
         self._ready(session_id)
         postings = Postings(self, session_id, archived, limit)

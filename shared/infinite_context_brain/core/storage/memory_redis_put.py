@@ -24,8 +24,8 @@ from typing import Any
 import orjson
 
 from ..memory.model import rank_key
+from .access import micros
 from .parts import IndexedItem, Usage
-from .touches import micros
 
 #: content types: their ``recent:<type>`` keys are always declared (an item may change type)
 CONTENT_TYPES = ("error", "decision", "code", "prose", "tool_output")

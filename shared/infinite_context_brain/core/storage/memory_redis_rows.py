@@ -8,8 +8,8 @@ import json
 from typing import TYPE_CHECKING, Any, cast
 
 from ..memory.model import MemoryItem
+from .access import parse_item
 from .redis_conn import text
-from .touches import parse_item
 
 if TYPE_CHECKING:
     from redis.client import Pipeline

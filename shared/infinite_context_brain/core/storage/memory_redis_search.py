@@ -31,8 +31,8 @@ if TYPE_CHECKING:
 
     from .memory_redis import RedisMemory
 
-#: ``read(meta key, posting list keys, last index per list (-1: all), "1" archived / "0" live)``:
-#: per list, [id, body count, tag count, item length] of its postings of live (or archived)
+#: ``read(meta key, posting list keys, last index per list (-1: all), "1" archived / "0" live /
+#: "*" either)``: per list, [id, body count, tag count, item length] of its postings of those
 #: items. A posting's score is seq * 65536 + body * 256 + tag (written by memory_redis_put.PUT),
 #: exact in a double; HMGET runs in chunks (Lua's unpack limit).
 READ = """
@@ -54,7 +54,7 @@ local function read(meta, keys, lasts, want)
       local row = rows[k - first + 1]
       if row then
         local dl, archived = string.match(row, '^%S+ (%S+) %S+ (%S+)')
-        if archived == want then lengths[ids[k]] = tonumber(dl) end
+        if want == '*' or archived == want then lengths[ids[k]] = tonumber(dl) end
       end
     end
   end
@@ -74,8 +74,8 @@ local function read(meta, keys, lasts, want)
 end
 """
 
-#: KEYS: stats, meta, items, access, then one posting list per query term; ARGV: "1"/"0"
-#: (archived or live items), FULL_READ, MAX_TERMS, PREFETCH. Reply: JSON [docs, length, [df per
+#: KEYS: stats, meta, items, access, then one posting list per query term; ARGV: "1"/"0"/"*"
+#: (archived, live or all items), FULL_READ, MAX_TERMS, PREFETCH. Reply: JSON [docs, length, [df per
 #: term], {term number: postings}, rows or false]. The postings of up to MAX_TERMS of the rarest
 #: terms found in at most FULL_READ items come with the statistics: search.py reads such a term
 #: whole, so a query made of rare words or identifiers costs one round trip instead of two. When
@@ -119,7 +119,7 @@ return cjson.encode({stats[1] or '0', stats[2] or '0', cards, early, rows})
 """
 )
 
-#: KEYS: meta, then one posting list per term; ARGV: "1"/"0" (archived or live items), the
+#: KEYS: meta, then one posting list per term; ARGV: "1"/"0"/"*" (archived, live or all), the
 #: index of the last posting to read per term (-1: all), COMPLETE, then the ids of candidates
 #: already known (postings read with the statistics). Reply: JSON [postings per term, {term
 #: number: [[id, body count, tag count], ...]}]: when there are at most COMPLETE candidates,
@@ -250,10 +250,10 @@ def _lists(reply: Any) -> list[Any]:
 
 
 class Postings:
-    """One session's index as storage/search.py reads it, for one query on live (or archived)
+    """One session's index as storage/search.py reads it, for one query on live, archived or all
     items: the postings read with the statistics are kept for ``postings``."""
 
-    def __init__(self, memory: RedisMemory, session_id: str, archived: bool, limit: int = 0) -> None:
+    def __init__(self, memory: RedisMemory, session_id: str, archived: bool | None, limit: int = 0) -> None:
         self.memory, self.sid, self.archived, self.limit = memory, session_id, archived, limit
         #: ``memory._m(session_id, name)`` is this prefix and the name
         self.prefix = memory._m(session_id, "")
@@ -280,10 +280,10 @@ class Postings:
         return int(docs), int(length), {t: int(c) for t, c in zip(terms, cards, strict=True)}
 
     @staticmethod
-    def _flag(archived: bool) -> str:
-        return "1" if archived else "0"
+    def _flag(archived: bool | None) -> str:
+        return "*" if archived is None else "1" if archived else "0"
 
-    def postings(self, caps: dict[str, int | None], archived: bool) -> dict[str, list[search.Posting]]:
+    def postings(self, caps: dict[str, int | None], archived: bool | None) -> dict[str, list[search.Posting]]:
         found: dict[str, list[search.Posting]] = {t: [] for t in caps}
         terms = []
         for term, cap in caps.items():

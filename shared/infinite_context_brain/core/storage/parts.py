@@ -7,8 +7,13 @@
 * ``MemoryIndex``: working-memory items and their search index.
 
 Each backend (sqlite*.py, redis*.py) implements every part as its own small class on one shared
-connection object, and ``ComposedStore`` (composed.py) joins them into a ``Store``. Code that
-needs one part can ask for that part only (``WorkingMemory`` needs a ``MemoryIndex``).
+connection object; a ``Store`` (store.py) holds the four parts, and callers use the part they
+need (``store.states.update_state``, ``store.memory.memory_put``): each method is written once
+per backend, with nothing forwarding it.
+
+Nothing is deferred: a write is whole (an item with its index entries, a state with its history
+row and change event) when the call returns, in one SQLite transaction or one Redis script or
+MULTI.
 
 The memory index knows no text analysis: the caller (``memory.working``) turns an item into
 ``IndexTerms`` and passes them with the item, so storage never imports the memory layer's
@@ -164,14 +169,12 @@ class ObservationStore(Protocol):
 
 
 class MemoryIndex(Protocol):
-    """Every write is durable when it returns (one SQLite transaction / one Redis MULTI). An
-    item's index entries may follow later (``memory_settle``), but every read that uses the index
-    settles first, so no read ever misses a stored item."""
+    """Every write is whole and durable when it returns: the items with their index entries and
+    the running totals, in one SQLite transaction or one Redis script / MULTI."""
 
-    def memory_put(self, session_id: str, items: list[IndexedItem]) -> PutOutcome | None:
-        """Insert or replace items in one transaction; their index entries in the same one or,
-        deferred, at the next ``memory_settle`` (durably recorded with the items either way).
-        Returns the usage and configuration as the write left them (None: not read with it)."""
+    def memory_put(self, session_id: str, items: list[IndexedItem]) -> PutOutcome:
+        """Insert or replace items with their index entries in one transaction. Returns the
+        usage and configuration as the write left them."""
         ...
 
     def memory_update(self, session_id: str, items: list[MemoryItem]) -> None:
@@ -179,22 +182,10 @@ class MemoryIndex(Protocol):
         their index entries stay as they are."""
         ...
 
-    def memory_touch(self, session_id: str, items: list[MemoryItem]) -> None:
-        """Record access bookkeeping (accessed_at, access_count) without re-indexing. Buffered:
-        reads in this process see it at once, the store has it within about a second, before
-        this process's next memory write, and at ``memory_flush`` (touches.py)."""
-        ...
-
-    def memory_flush(self) -> None:
-        """Write buffered access bookkeeping now (``close`` does)."""
-        ...
-
-    def memory_settle(self, until: Callable[[], bool] | None = None) -> None:
-        """Write index entries a backend deferred after ``memory_put`` (SQLite: an item's postings,
-        kept in its row until then, so a crash loses nothing); a no-op where nothing is deferred.
-        Every read of the index settles first, so no stored item is ever missed; the MCP server
-        calls it when idle after a reply, and ``close`` does. ``until``, asked between batches:
-        True leaves the rest for later (a request came in: background work must not slow it)."""
+    def memory_accessed(self, session_id: str, items: list[MemoryItem]) -> None:
+        """Record that ``items`` were read (their ``accessed_at`` and ``access_count``, and the
+        rank these give), never their content: a concurrent update of an item keeps its text,
+        pins and tags. Values only move forward (a later access is never undone)."""
         ...
 
     def memory_get(self, session_id: str, ids: list[str]) -> dict[str, MemoryItem]: ...
@@ -220,11 +211,11 @@ class MemoryIndex(Protocol):
         ...
 
     def memory_search(
-        self, session_id: str, terms: list[str], limit: int, archived: bool
+        self, session_id: str, terms: list[str], limit: int, archived: bool | None
     ) -> list[tuple[str, float]]:
-        """(item id, BM25 relevance >= 0), best first (ties by id), among live or archived
-        items, with this session's statistics only; computed by storage/search.py on every
-        backend, so backends rank the same data the same way."""
+        """(item id, BM25 relevance >= 0), best first (ties by id), among live (False),
+        archived (True) or all (None) items, with this session's statistics only; computed by
+        storage/search.py on every backend, so backends rank the same data the same way."""
         ...
 
     def memory_usage(self, session_id: str) -> Usage:
@@ -244,16 +235,3 @@ class MemoryIndex(Protocol):
     def memory_config(self, session_id: str) -> dict[str, Any] | None: ...
 
     def memory_set_config(self, session_id: str, config: dict[str, Any]) -> None: ...
-
-
-class Store(StateStore, ChangeFeed, ObservationStore, MemoryIndex, Protocol):
-    """A whole brain store: every part, a location to show, and ``close``."""
-
-    #: the store location as shown to people (never with a password).
-    display_url: str
-
-    def close(self) -> None: ...
-
-    def __enter__(self) -> Store: ...
-
-    def __exit__(self, *exc: object) -> None: ...

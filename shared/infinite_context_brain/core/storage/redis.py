@@ -22,13 +22,13 @@ change feed (redis_feed.py), observations (redis_observations.py), working memor
 
 from __future__ import annotations
 
-from .composed import ComposedStore
 from .identity import RedisIdentity
 from .memory_redis import RedisMemory
 from .redis_conn import RedisConnection, display_url, is_cluster_url
 from .redis_feed import RedisFeed
 from .redis_observations import RedisObservations
 from .redis_states import RedisStates
+from .store import Store
 
 __all__ = ["RedisStore", "display_url", "is_cluster_url"]
 
@@ -38,7 +38,7 @@ SOCKET_TIMEOUT_SECONDS = 2.0
 CONNECT_TIMEOUT_SECONDS = 2.0
 
 
-class RedisStore(ComposedStore):
+class RedisStore(Store):
     def __init__(
         self,
         url: str,
@@ -56,12 +56,12 @@ class RedisStore(ComposedStore):
             connect_timeout=CONNECT_TIMEOUT_SECONDS,
         )
         self.url, self.prefix, self.cluster = url, prefix, conn.cluster
-        self.identity = RedisIdentity(conn)  # who this store is (identity.py)
         super().__init__(
             display_url=conn.display_url,
             states=RedisStates(conn, history_size=history_size, cas_attempts=cas_attempts),
             feed=RedisFeed(conn),
             observations=RedisObservations(conn),
             memory=RedisMemory(conn),
+            identity=RedisIdentity(conn),
             close=conn.close,
         )

@@ -131,6 +131,8 @@ class RedisConnection:
                 ExponentialBackoff(cap=0.5, base=0.05), 1, supported_errors=(redis.ConnectionError,)
             ),
         }
+        from redis.exceptions import RedisClusterException
+
         try:
             if self.cluster:
                 from redis.cluster import RedisCluster
@@ -139,6 +141,8 @@ class RedisConnection:
             return redis.Redis.from_url(plain_url, health_check_interval=30, **common)
         except redis.RedisError as exc:
             raise self.unavailable(exc) from None
+        except RedisClusterException as exc:  # no node reachable (not a RedisError)
+            raise self.cluster_down(exc) from None
         except ValueError as exc:
             raise ConfigError(f"the Redis URL {self.display_url} is malformed: {exc}", fix=_URL_FIX) from None
 
@@ -176,23 +180,37 @@ class RedisConnection:
             "(rediss:// only for TLS ports); unset both to use the embedded SQLite store",
         )
 
+    def cluster_down(self, exc: BaseException) -> StorageUnavailable:
+        host = urlsplit(self.url.replace("+cluster://", "://", 1))
+        return StorageUnavailable(
+            f"the Redis cluster at {self.display_url} is down: {exc} (a hash slot is served by no "
+            "reachable node)",
+            fix=f"check it with `redis-cli -c -h {host.hostname} -p {host.port or 6379} CLUSTER INFO` "
+            "(cluster_state must be ok: start the missing nodes or assign their slots), then retry",
+        )
+
     def guard(self, what: Callable[[], _T]) -> _T:
         import redis
+        from redis.exceptions import ClusterDownError, RedisClusterException
 
         try:
             return what()
         except redis.WatchError:
             raise
+        except (ClusterDownError, RedisClusterException) as exc:  # the latter: not a RedisError
+            raise self.cluster_down(exc) from None
         except (redis.ConnectionError, redis.TimeoutError, redis.AuthenticationError, OSError) as exc:
             raise self.unavailable(exc) from None
         except redis.ResponseError as exc:
             if any(s in str(exc) for s in ("NOAUTH", "WRONGPASS", "HELLO must be called")):
                 raise self.unavailable(exc) from None
-            if str(exc).startswith(("OOM", "READONLY", "MISCONF", "CROSSSLOT", "MOVED", "CLUSTERDOWN")):
+            if str(exc).startswith("CLUSTERDOWN"):
+                raise self.cluster_down(exc) from None
+            if str(exc).startswith(("OOM", "READONLY", "MISCONF", "CROSSSLOT", "MOVED")):
                 raise StorageUnavailable(
                     f"Redis at {self.display_url} refused a write: {exc}",
-                    fix="free memory on the server (OOM), write to the primary (READONLY), fix its "
-                    "persistence (MISCONF) or the cluster (CLUSTERDOWN), then retry",
+                    fix="free memory on the server (OOM), write to the primary (READONLY) or fix its "
+                    "persistence (MISCONF), then retry",
                 ) from None
             raise
         except redis.RedisError as exc:

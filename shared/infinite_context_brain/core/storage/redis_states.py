@@ -5,10 +5,15 @@ pushes the history entry and trims the history; a failed EXEC leaves the old sta
 last attempt takes ``wlock`` (a redis-py ``Lock``) first; optimistic writers back off while it
 is held, so it cannot lose. The change message is published right after EXEC (a notification
 after the commit).
+
+``wlock`` is a short lease (``LEASE_SECONDS``) that a thread renews while its writer lives: a
+writer killed while holding it delays the next one by at most the lease, not by a long TTL, and a
+writer that takes longer than the lease still keeps it.
 """
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -20,7 +25,8 @@ from ..models import HistoryEntry, LockInfo, ProjectState
 from .redis_conn import RedisConnection, text
 from .states import CasStates, parse_entry
 
-WRITE_MUTEX_MS = 10_000
+#: the write mutex's lease, renewed every third of it while its writer lives
+LEASE_SECONDS = 1.0
 WRITE_MUTEX_WAIT_SECONDS = 30.0
 WRITE_MUTEX_POLL_SECONDS = 0.01
 
@@ -123,26 +129,41 @@ class RedisStates(CasStates):
 
     @contextmanager
     def _write_mutex(self, session_id: str) -> Iterator[None]:
-        """redis-py's ``Lock`` on ``wlock``: SET NX PX with a random token, released only by the
-        token's owner; it expires by itself if its writer dies."""
+        """redis-py's ``Lock`` on ``wlock`` (SET NX PX with a random token, released only by the
+        token's owner) as a lease renewed while this writer holds it (module docstring)."""
+        import redis
+
         mutex = self.conn.client.lock(
             self.conn.key(session_id, "wlock"),
-            timeout=WRITE_MUTEX_MS / 1000,
+            timeout=LEASE_SECONDS,
             sleep=WRITE_MUTEX_POLL_SECONDS,
             blocking_timeout=WRITE_MUTEX_WAIT_SECONDS,
             thread_local=False,
-            # Held past its expiry (a write stalled 10 s): the write itself still went through
-            # WATCH, so nothing is lost; there is nothing left to release.
+            # Lost (the renewal could not reach the server): the write itself still went
+            # through WATCH, so nothing is lost; there is nothing left to release.
             raise_on_release_error=False,
         )
         if not self.conn.guard(mutex.acquire):
             raise ConflictError(
                 f"waited {WRITE_MUTEX_WAIT_SECONDS:.0f} s for the write mutex of session {session_id}",
-                fix="retry; a writer that died releases it within 10 s",
+                fix="another writer is still working on it; retry",
             )
+        done = threading.Event()
+
+        def renew() -> None:
+            while not done.wait(LEASE_SECONDS / 3):
+                try:
+                    mutex.reacquire()
+                except redis.RedisError:  # lost or unreachable: the write's WATCH still guards it
+                    return
+
+        renewer = threading.Thread(target=renew, name="ic-wlock-lease", daemon=True)
+        renewer.start()
         try:
             yield
         finally:
+            done.set()
+            renewer.join()
             self.conn.guard(mutex.release)
 
     # ---- history ----------------------------------------------------------------------------

@@ -8,8 +8,9 @@ count, average length, document frequencies) are those of the session only: anot
 items never change this project's ranking.
 
 Scoring (FTS5's bm25, which the seed's design names): for each query term ``t`` found in an item,
-``idf(t) * tf * (K1 + 1) / (tf + K1 * (1 - B + B * dl / avgdl))`` with ``tf = body_tf + 5 * tag_tf``
-(the 5x tag boost), ``dl`` the item's indexed words (body and tags), ``avgdl`` the session's
+``idf(t) * tf * (K1 + 1) / (tf + K1 * (1 - B + B * dl / avgdl))`` with ``tf = body_tf + tag_tf``
+(a tag's words count as words of the item, once: tags move an item within memory/ranking.py's
+bounded factor, not inside BM25), ``dl`` the item's indexed words (body and tags), ``avgdl`` the session's
 average, ``idf(t) = max(1e-6, ln((N - n + 0.5) / (n + 0.5)))`` (N items in the session, n of them
 containing ``t``; live and archived items both count).
 
@@ -31,7 +32,7 @@ import math
 from collections.abc import Iterable
 from typing import Protocol
 
-K1, B, TAG_WEIGHT = 1.2, 0.75, 5.0
+K1, B = 1.2, 0.75
 IDF_FLOOR = 1e-6
 #: a term whose idf is below this is skipped when a more selective term is in the query
 NEGLIGIBLE_IDF = 0.1
@@ -53,9 +54,9 @@ class PostingSource(Protocol):
         """(items in the session, their total length, document frequency of each term)."""
         ...
 
-    def postings(self, caps: dict[str, int | None], archived: bool) -> dict[str, list[Posting]]:
-        """Per term, the postings of live (or archived) items, newest first, at most ``cap``
-        (None: all) read from the index before the live/archived filter."""
+    def postings(self, caps: dict[str, int | None], archived: bool | None) -> dict[str, list[Posting]]:
+        """Per term, the postings of live (False), archived (True) or all (None) items, newest
+        first, at most ``cap`` (None: all) read from the index before that filter."""
         ...
 
     def lookup(self, wanted: dict[str, list[str]]) -> dict[str, dict[str, tuple[int, int]]]:
@@ -68,11 +69,13 @@ def idf(docs: int, df: int) -> float:
 
 
 def term_score(weight: float, body_tf: int, tag_tf: int, dl: int, avgdl: float) -> float:
-    tf = body_tf + TAG_WEIGHT * tag_tf
+    tf = body_tf + tag_tf
     return weight * tf * (K1 + 1) / (tf + K1 * (1 - B + B * dl / avgdl))
 
 
-def search(source: PostingSource, terms: list[str], limit: int, archived: bool) -> list[tuple[str, float]]:
+def search(
+    source: PostingSource, terms: list[str], limit: int, archived: bool | None
+) -> list[tuple[str, float]]:
     """(item id, BM25 score), best first (ties by id), at most ``limit``."""
     unique = list(dict.fromkeys(t for t in terms if t))
     if not unique:

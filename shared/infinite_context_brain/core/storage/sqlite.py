@@ -9,25 +9,25 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .composed import ComposedStore
 from .identity import SQLiteIdentity
 from .memory_sqlite import SQLiteMemory
 from .sqlite_db import SQLiteDB
 from .sqlite_feed import SQLiteFeed
 from .sqlite_observations import SQLiteObservations
 from .sqlite_states import SQLiteStates
+from .store import Store
 
 
-class SQLiteStore(ComposedStore):
+class SQLiteStore(Store):
     def __init__(self, path: Path, *, history_size: int = 5, cas_attempts: int = 3) -> None:
         db = SQLiteDB(path)
         self.path = db.path
-        self.identity = SQLiteIdentity(db)  # who this store is (identity.py)
         super().__init__(
             display_url=db.display_url,
             states=SQLiteStates(db, history_size=history_size, cas_attempts=cas_attempts),
             feed=SQLiteFeed(db),
             observations=SQLiteObservations(db),
             memory=SQLiteMemory(db),
+            identity=SQLiteIdentity(db),
             close=db.close,
         )

@@ -1,8 +1,10 @@
 """The one SQLite connection every part of the SQLite store shares (sqlite.py composes them).
 
-Writers serialise on SQLite's own write lock (``BEGIN IMMEDIATE``, 5 s busy timeout), so many
-processes (an MCP server per Claude Code session, the language server, hooks, notebooks) can
-share one file; within a process an RLock serialises the threads using this connection.
+Writers serialise on SQLite's own write lock (``BEGIN IMMEDIATE``), so many processes (an MCP
+server per Claude Code session, the language server, hooks, notebooks) can share one file; within
+a process an RLock serialises the threads using this connection. A write waits for another
+process's write at most ``BUSY_TIMEOUT_MS``: every transaction here takes milliseconds, so a
+longer wait means a writer that is stopped or stuck, and the error names the way to find it.
 
 Durability: ``synchronous=NORMAL`` in WAL mode keeps every committed write across a process
 crash (kill -9); only an OS crash or power loss can drop the last transactions.
@@ -13,6 +15,7 @@ from __future__ import annotations
 import logging
 import os
 import sqlite3
+import stat
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -21,14 +24,13 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from ..errors import CorruptState, StorageError, StorageUnavailable
-from ..files import open_private, private_dir
-from .sqlite_checkpoint import BACKSTOP_PAGES, Checkpointer
+from ..files import FILE_MODE, private_dir
 from .sqlite_migrations import migrate
 
 log = logging.getLogger(__name__)
 _T = TypeVar("_T")
 
-BUSY_TIMEOUT_MS = 5000
+BUSY_TIMEOUT_MS = 1500
 
 
 def unavailable(path: Path, exc: BaseException) -> StorageError:
@@ -61,8 +63,10 @@ def unavailable(path: Path, exc: BaseException) -> StorageError:
         )
     if "locked" in text or "busy" in text:
         return StorageUnavailable(
-            f"the SQLite store at {path} stayed busy for {BUSY_TIMEOUT_MS // 1000} s: {reason}",
-            fix="another process holds a long write; retry, or find it with `fuser` on that file",
+            f"the SQLite store at {path} stayed locked by another process's write for "
+            f"{BUSY_TIMEOUT_MS / 1000:g} s ({reason})",
+            fix=f"that process is stopped or stuck: `fuser -v {path}` names it; resume (kill -CONT) or "
+            "end it, then retry",
         )
     return StorageUnavailable(
         f"cannot use the SQLite store at {path}: {reason}",
@@ -75,10 +79,20 @@ def unavailable(path: Path, exc: BaseException) -> StorageError:
 
 def _prepare_file(path: Path) -> None:
     """Create the folder (0700) and the file (0600) before SQLite does, so the mode is ours;
-    SQLite gives its -wal and -shm files the same mode as the database file."""
+    SQLite gives its -wal and -shm files the same mode as the database file.
+
+    An existing file is never opened here: POSIX locks belong to the process, and closing any
+    descriptor of the file drops every lock SQLite holds on it through another connection of this
+    process (a language server opens one store per workspace folder), after which another
+    process may delete the WAL under it."""
     try:
         private_dir(path.parent)
-        os.close(open_private(path, os.O_RDWR))  # a new file 0600, an older 0644 one tightened
+        try:
+            os.close(os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, FILE_MODE))
+        except FileExistsError:
+            info = path.stat()
+            if info.st_uid == os.getuid() and stat.S_IMODE(info.st_mode) & 0o077:
+                path.chmod(FILE_MODE)  # an older 0644 file tightened
         if not os.access(path, os.R_OK | os.W_OK):
             raise PermissionError(13, "Permission denied")
     except OSError as exc:
@@ -94,10 +108,6 @@ class SQLiteDB:
         self.display_url = f"sqlite:///{self.path}".replace("sqlite:////", "sqlite:///")
         _prepare_file(self.path)
         self.lock = threading.RLock()
-        #: threads waiting for ``lock`` (deferred work, memory_sqlite.py's settle, gives way to them)
-        self.waiting = 0
-        self._waiting_lock = threading.Lock()
-        self.closed = False
         try:
             self.conn = self._open_and_migrate()
         except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:
@@ -107,10 +117,6 @@ class SQLiteDB:
             raise CorruptState(
                 f"{self.path} is not a usable infinite-context database: {exc}", fix=mapped.fix
             ) from None
-        # Checkpoints run in a thread of their own (sqlite_checkpoint.py); a commit checkpoints
-        # itself only as a backstop. (The default, every 1,000 pages, put one in the p95 of stores.)
-        self.checkpoints = Checkpointer(self.connect)
-        self.guard(lambda: self.conn.execute(f"PRAGMA wal_autocheckpoint = {BACKSTOP_PAGES}"))
 
     def _open_and_migrate(self) -> sqlite3.Connection:
         """Connect and bring the schema up to date. Switching a new file to WAL needs an
@@ -146,24 +152,8 @@ class SQLiteDB:
         return conn
 
     @contextmanager
-    def held(self) -> Iterator[None]:
-        """``lock``, counting this thread in ``waiting`` while it waits (only when it has to)."""
-        if not self.lock.acquire(blocking=False):
-            with self._waiting_lock:
-                self.waiting += 1
-            try:
-                self.lock.acquire()
-            finally:
-                with self._waiting_lock:
-                    self.waiting -= 1
-        try:
-            yield
-        finally:
-            self.lock.release()
-
-    @contextmanager
     def write_txn(self) -> Iterator[sqlite3.Connection]:
-        with self.held():
+        with self.lock:
             try:
                 self.conn.execute("BEGIN IMMEDIATE")
             except sqlite3.OperationalError as exc:
@@ -171,7 +161,6 @@ class SQLiteDB:
             try:
                 yield self.conn
                 self.conn.execute("COMMIT")
-                self.checkpoints.wrote()
             except BaseException as exc:
                 if self.conn.in_transaction:
                     try:
@@ -190,17 +179,15 @@ class SQLiteDB:
 
     def rows(self, sql: str, params: tuple[Any, ...] = ()) -> list[Any]:
         """All rows of one read, under the connection lock."""
-        with self.held():
+        with self.lock:
             found: list[Any] = self.guard(lambda: self.conn.execute(sql, params).fetchall())
         return found
 
     def row(self, sql: str, params: tuple[Any, ...] = ()) -> Any:
         """The first row of one read (None if there is none)."""
-        with self.held():
+        with self.lock:
             return self.guard(lambda: self.conn.execute(sql, params).fetchone())
 
     def close(self) -> None:
-        self.checkpoints.close()
         with self.lock:
-            self.closed = True
             self.conn.close()

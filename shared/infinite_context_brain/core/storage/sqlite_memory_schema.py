@@ -1,5 +1,5 @@
-"""Schemas 4 and 5 of the SQLite memory index: per-session postings, running totals, ranking
-columns (4); live and archived postings apart, and postings written after the item (5).
+"""Schemas 4 to 6 of the SQLite memory index: per-session postings, running totals, ranking
+columns (4); postings written after the item (5); written with it again (6).
 
 Replaces the FTS5 table (one index for every project in the file, so bm25 statistics mixed
 projects) with tables keyed by a small session number:
@@ -17,23 +17,12 @@ projects) with tables keyed by a small session number:
 ``upgrade_memory_index`` creates all this and moves the existing items' terms out of the FTS5
 table, keeping every item.
 
-Schema 5 (``SPLIT_POSTINGS``, plain SQL):
-
-* ``memory_items.pending_terms``: an item's index terms until its postings are written
-  (memory_sqlite.py ``memory_settle``), so a store commits one row and its postings follow in a
-  batch; the partial index ``memory_items_pending`` finds them, in any process, and after a
-  crash, and every read of the index writes them first;
-* ``memory_postings.archived``: a flag on each posting, so a search of live items drops archived
-  items' postings inside SQLite before joining each to its item (at 100k items most postings of a
-  rare word belonged to archived items, every one read and joined only to be dropped). A column,
-  not part of the key: a term's range stays one range, so the cap of search.py keeps its meaning
-  (newest postings of live and archived items, as on Redis), and a flag is rewritten in place.
-  A posting flagged archived always belongs to an archived item (restoring an item clears its
-  flags at once: trigger ``memory_items_restored``); one flagged live is checked against its
-  item. So archiving (compaction: hundreds of items, ~40 postings each) rewrites only the items,
-  and ``memory_items.postings_archived`` with the partial index ``memory_items_stale`` marks
-  whose flags ``memory_settle`` has to set later (setting them at once made a compaction of 1k
-  items take 1.6x as long).
+Schema 5 (``SPLIT_POSTINGS``) let a store commit an item before its postings
+(``pending_terms``) and archiving flag the postings later (``memory_postings.archived``,
+``postings_archived``). Schema 6 undoes that: an item and its postings are
+written in one transaction again, so ``finish_deferred_writes`` writes the postings a schema-5
+process left pending and drops the indexes and trigger that served the deferral; the columns
+stay (dropping them would rewrite every posting of a large file) and nothing reads them.
 """
 
 from __future__ import annotations
@@ -104,8 +93,8 @@ END;
 
 def upgrade_memory_index(conn: sqlite3.Connection) -> None:
     from ..memory.model import MemoryItem, rank_key
+    from .access import micros
     from .sqlite_migrations import _statements
-    from .touches import micros
 
     for statement in _statements(SCHEMA):
         conn.execute(statement)
@@ -159,9 +148,7 @@ def upgrade_memory_index(conn: sqlite3.Connection) -> None:
     conn.execute("DROP TABLE memory_fts")
 
 
-#: schema 5 (see above). Existing postings start flagged live, their archived items marked stale:
-#: ``memory_settle`` flags them in small batches after the upgrade, which itself stays quick (a
-#: 100k-item file holds millions of postings).
+#: schema 5 (see above).
 SPLIT_POSTINGS = """
 ALTER TABLE memory_items ADD COLUMN pending_terms TEXT;
 ALTER TABLE memory_items ADD COLUMN postings_archived INTEGER NOT NULL DEFAULT 0;
@@ -174,3 +161,27 @@ WHEN OLD.archived <> 0 AND NEW.archived = 0 BEGIN
     UPDATE memory_items SET postings_archived = 0 WHERE rid = NEW.rid;
 END;
 """
+
+
+def finish_deferred_writes(conn: sqlite3.Connection) -> None:
+    """Schema 6 (see above): the postings of items stored without them, then the deferral's
+    indexes and trigger dropped."""
+    rows = conn.execute(
+        "SELECT m.rid, s.sno, m.pending_terms FROM memory_items m "
+        "JOIN memory_sessions s ON s.session_id = m.session_id WHERE m.pending_terms IS NOT NULL"
+    ).fetchall()
+    for rid, sno, pending in rows:
+        body_text, _, tags_text = pending.partition("\n")
+        body, tags = Counter(body_text.split()), Counter(tags_text.split())
+        conn.execute("DELETE FROM memory_postings WHERE rid = ?", (rid,))
+        conn.executemany(
+            "INSERT INTO memory_postings(sno, term, rid, body_tf, tag_tf) VALUES (?, ?, ?, ?, ?)",
+            [(sno, t, rid, body.get(t, 0), tags.get(t, 0)) for t in body.keys() | tags],
+        )
+    conn.execute("UPDATE memory_items SET pending_terms = NULL WHERE pending_terms IS NOT NULL")
+    for statement in (
+        "DROP TRIGGER IF EXISTS memory_items_restored",
+        "DROP INDEX IF EXISTS memory_items_pending",
+        "DROP INDEX IF EXISTS memory_items_stale",
+    ):
+        conn.execute(statement)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable
 
-from .sqlite_memory_schema import SPLIT_POSTINGS, upgrade_memory_index
+from .sqlite_memory_schema import SPLIT_POSTINGS, finish_deferred_writes, upgrade_memory_index
 
 Step = str | Callable[[sqlite3.Connection], None]
 
@@ -81,6 +81,7 @@ MIGRATIONS: list[tuple[int, Step]] = [
     ),
     (4, upgrade_memory_index),
     (5, SPLIT_POSTINGS),
+    (6, finish_deferred_writes),
 ]
 
 LATEST = MIGRATIONS[-1][0]

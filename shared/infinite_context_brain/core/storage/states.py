@@ -44,7 +44,7 @@ def parse_state(raw: bytes | str, *, session_id: str, where: str) -> ProjectStat
     except ValidationError as exc:
         raise CorruptState(
             f"the stored state of session {session_id} ({where}) is unreadable: {exc.errors()[0]['msg']}",
-            fix="run `infinite-context rollback` to restore the last good version from history",
+            fix="run `infinite-context rollback` to restore the newest intact version from history",
         ) from None
 
 

@@ -22,7 +22,8 @@ _CHECKS: list[tuple[CheckKind, re.Pattern[str]]] = [
             r"(?:^|\s)(?:pytest|py\.test|tox|nox|jest|vitest|mocha|ava|rspec|phpunit|ctest|bats|"
             r"go test|cargo (?:test|nextest)|mix test|(?:npm|yarn|pnpm|bun)(?: run)? test\S*|"
             r"make (?:test|check)\S*|dotnet test|gradle\w* test|mvn\w* (?:test|verify)|deno test|"
-            r"swift test|python\d?(?:\.\d+)? -m (?:pytest|unittest)|node --test|playwright test)\b"
+            r"swift test|python\d?(?:\.\d+)? -m (?:pytest|unittest)|node --test|playwright test|"
+            r"(?:mise|just|task|poe|invoke|rake|nx|turbo|hatch|pdm|uv) (?:run )?test[\w:.-]*)\b"
         ),
     ),
     (
@@ -30,7 +31,9 @@ _CHECKS: list[tuple[CheckKind, re.Pattern[str]]] = [
         re.compile(
             r"(?:^|\s)(?:ruff(?: check)?|flake8|pylint|eslint|biome|(?:mix )?credo|rubocop|golangci-lint|"
             r"cargo clippy|shellcheck|prettier --check|black --check|mix format --check\S*|"
-            r"(?:npm|yarn|pnpm)(?: run)? lint\S*|make lint)\b"
+            r"(?:npm|yarn|pnpm)(?: run)? lint\S*|make lint|"
+            r"(?:mise|just|task|poe|invoke|rake|nx|turbo|hatch|pdm|uv) (?:run )?"
+            r"(?:lint|fmt|format)[\w:.-]*)\b"
         ),
     ),
     (
@@ -59,9 +62,17 @@ _HEREDOC = re.compile(r"\$\(cat <<'?(\w+)'?\n(.*?)\n\s*\1\s*\)", re.S)
 CHECK_CHARS = 100
 
 
+#: how the checks of one compound command are joined in its key (``mix compile && mix credo``)
+JOIN = " && "
+
+
 def classify(command: str) -> tuple[CheckKind, str]:
-    """(kind, check key) of a shell command; ("other", "") when it is no check."""
+    """(kind, check key) of a shell command; ("other", "") when it is no check. A compound
+    command (``&&``, ``;``, ``||``) is judged per command: its key joins every check it runs, and
+    its kind is the first check's."""
     flat = _HEREDOC.sub('"…"', command)
+    kinds: list[CheckKind] = []
+    keys: list[str] = []
     for segment in _SEGMENT_SPLIT.split(flat.replace("\n", " ")):
         segment = _ENV_PREFIX.sub("", _REDIRECTS.sub("", _PIPE_TAIL.sub("", segment))).strip()
         for kind, pattern in _CHECKS:
@@ -71,19 +82,65 @@ def classify(command: str) -> tuple[CheckKind, str]:
                     key = " ".join(segment[match.start() :].split()[:2])
                 else:
                     key = " ".join(segment[match.start() :].split())
-                return kind, key[:CHECK_CHARS]
-    return "other", ""
+                key = redact(key)[:CHECK_CHARS]  # redacted before the cut
+                if key not in keys:
+                    kinds.append(kind)
+                    keys.append(key)
+                break
+    if not keys:
+        return "other", ""
+    return kinds[0], JOIN.join(keys)
 
 
-def settles(passed: str, failed: str) -> bool:
-    """A passing run of ``passed`` fixes a failure of ``failed``: same tool and the passing run
-    is the same or broader (``mix test`` settles ``mix test test/a.exs``)."""
+def parts(check: str) -> list[str]:
+    """The single checks of a (compound) check key."""
+    return [p for p in check.split(JOIN) if p]
+
+
+def _settles_one(passed: str, failed: str) -> bool:
     if passed == failed:
         return True
     p, f = passed.split(), failed.split()
     if not p or not f or p[0] != f[0]:
         return False
     return set(p) <= set(f)
+
+
+def unsettled(passed: str, failed: str) -> list[str]:
+    """The checks of ``failed`` that a passing run of ``passed`` leaves unsettled (same tool and
+    the passing run the same or broader: ``mix test`` settles ``mix test test/a.exs``)."""
+    done = parts(passed)
+    return [f for f in parts(failed) if not any(_settles_one(p, f) for p in done)]
+
+
+def settles(passed: str, failed: str) -> bool:
+    """A passing run of ``passed`` fixes every check of a failure of ``failed``."""
+    return not unsettled(passed, failed)
+
+
+_MOVE = re.compile(r"^(?:git\s+)?mv\s+(?:-[a-zA-Z]+\s+)*(\S+)\s+(\S+)$")
+_REMOVE = re.compile(r"^(?:git\s+)?rm\s+((?:-[a-zA-Z-]+\s+)*)(.+)$")
+
+
+def file_changes(command: str) -> tuple[list[str], list[tuple[str, str]]]:
+    """(removed paths, (old, new) moves) of ``rm``, ``git rm``, ``mv``, ``git mv`` commands in a
+    shell command line, as written (relative to the command's folder)."""
+    removed: list[str] = []
+    moved: list[tuple[str, str]] = []
+    for segment in _SEGMENT_SPLIT.split(command.replace("\n", " ")):
+        segment = _ENV_PREFIX.sub("", _PIPE_TAIL.sub("", segment)).strip()
+        move = _MOVE.match(segment)
+        if move:
+            moved.append((move.group(1).strip("'\""), move.group(2).strip("'\"")))
+            continue
+        remove = _REMOVE.match(segment)
+        if remove and "--cached" not in remove.group(1):
+            try:
+                words = shlex.split(remove.group(2))
+            except ValueError:
+                words = remove.group(2).split()
+            removed += [w for w in words if not w.startswith("-") and not any(c in w for c in "*?")]
+    return removed, moved
 
 
 _EXIT = re.compile(r"^Exit code (\d+)", re.M)
@@ -219,7 +276,7 @@ def tracker_events(command: str, output: str) -> list[TrackerEvent]:
             created = re.search(r"(?:Created issue|created)[:\s]+([\w.\-]+)", output, re.I)
             title = ids[0] if ids else ""
             if created:
-                events.append(TrackerEvent(item=created.group(1), action="created", title=title[:160]))
+                events.append(TrackerEvent(item=created.group(1), action="created", title=_words(title, 160)))
             continue
         action = _BEADS_ACTIONS.get(verb)
         if verb == "update" and status:

@@ -28,9 +28,16 @@ _DROPPED_BLOCKS = (
     "retrieval_status",
     "tool_use_error",
 )
-_BLOCK_RE = re.compile(
-    r"<(" + "|".join(map(re.escape, _DROPPED_BLOCKS)) + r")(?:\s[^>]*)?>.*?(?:</\1>|\Z)", re.S
+# A block goes with its content only when it is closed (or opens the text and runs to its end, as
+# a cut-off injected turn does): a tag merely mentioned mid-text ("the <persisted-output> stand-in
+# ...") goes alone, the words after it stay.
+_BLOCK_RE = re.compile(r"<(" + "|".join(map(re.escape, _DROPPED_BLOCKS)) + r")(?:\s[^>]*)?>.*?</\1>", re.S)
+_OPEN_BLOCK_RE = re.compile(
+    r"^\s*<(" + "|".join(map(re.escape, _DROPPED_BLOCKS)) + r")(?:\s[^>]*)?>(?!.*</\1>)", re.S
 )
+# Any complete tag-shaped block, whatever its name (wrappers change between versions).
+_ANY_BLOCK_RE = re.compile(r"<([a-z][\w:-]*)(?:\s[^>]*)?>.*?</\1>", re.S | re.I)
+_WORD_RE = re.compile(r"[^\W\d_]{2,}")
 # Any other tag-shaped wrapper with a dash or underscore in its name (Claude Code's style); its
 # content stays, the tags go. Plain HTML-like words in prose (<div>, <T>) are left alone.
 _TAG_RE = re.compile(r"</?[a-z][a-z0-9]*(?:[-_][a-z0-9]+)+(?:\s[^>]*)?>")
@@ -66,6 +73,8 @@ _ACKNOWLEDGEMENT = re.compile(
 
 
 def strip_markup(text: str) -> str:
+    if _OPEN_BLOCK_RE.match(text):
+        return ""
     text = _BLOCK_RE.sub(" ", text)
     text = _TAG_RE.sub(" ", text)
     return _NOISE_LINES.sub("", text).strip()
@@ -84,9 +93,28 @@ def user_text(text: str) -> str:
     bash = _BASH_INPUT_RE.search(text)
     if bash:
         return f"! {' '.join(bash.group(1).split())}"
-    if text.lstrip().startswith("Caveat:") or _INJECTED_TURN.match(text):
+    if text.lstrip().startswith("Caveat:") or _INJECTED_TURN.match(text) or _wrapped_only(text):
         return ""
     return strip_markup(text)
+
+
+def _wrapped_only(text: str) -> bool:
+    """A turn that opens with a tag and holds no words of its own outside tag blocks: written by
+    Claude Code or a tool (a background task's notification, a hook's result, in whatever wrapper
+    a version uses), not typed by the person."""
+    if not text.lstrip().startswith("<"):
+        return False
+    rest = _NOISE_LINES.sub("", _ANY_BLOCK_RE.sub(" ", text))
+    return len(_WORD_RE.findall(rest)) < 3
+
+
+def compact_instructions(text: str) -> str:
+    """What the user asked ``/compact`` to focus on ("" for another turn, or a bare /compact)."""
+    command = _COMMAND_RE.search(text)
+    if command is None or command.group(1).strip().lstrip("/") != "compact":
+        return ""
+    args = _ARGS_RE.search(text)
+    return " ".join(args.group(1).split()) if args else ""
 
 
 def is_acknowledgement(text: str) -> bool:

@@ -18,6 +18,17 @@ from ..redact import redact
 from ..tokens import count_tokens, fast_count
 
 DEFAULT_MAX_TOKENS = 300
+#: a Bash observation's budget, and that of any result under ``SMALL_RESULT`` tokens, is this share
+#: of what it replaces (what matters of a small output is small), at least ``BUDGET_FLOOR``
+#: tokens, at most the caller's ``max_tokens``; a listing's (Glob, Grep, ``ls``, ``git status``:
+#: the paths are what matters) is larger; other observations have ``max_tokens``, a failure its
+#: own share
+BUDGET_SHARE = 0.1
+BUDGET_FLOOR = 24
+LISTING_SHARE = 0.2
+SMALL_RESULT = 600
+FAILURE_SHARE = 0.3
+FAILURE_FLOOR = 80
 LINE_CHARS = 140  # one quoted output line at most
 _DEFINITION = re.compile(
     r"^\s*(?:export\s+)?(?:async\s+)?(?:pub\s+)?(?:def|class|function|func|fn|struct|interface|enum|trait|impl|"
@@ -172,8 +183,18 @@ def _read(inp: dict[str, Any], text: str, extra: dict[str, Any]) -> str:
     return f"{out}; starts: {_clip(first, 100)}" if first else out
 
 
+def _listed(output: str, lines: list[str]) -> list[str]:
+    """The paths of an output that lists paths (``ls``, ``find``, ``git status``: at least one
+    path for every three lines), else none."""
+    paths = [p for p in paths_in(output) if not p.startswith("/") or p.count("/") > 1]
+    return paths if paths and len(paths) * 3 >= len(lines) else []
+
+
 def _bash(inp: dict[str, Any], text: str, extra: dict[str, Any]) -> str:
-    command = _clip(str(inp.get("command", "?")), 200)
+    """The status, the failure lines, the paths of a listing, the first and last lines: in that
+    order, so the trim to the observation's budget drops the least useful part first. The
+    command is only named short: the tool call beside the result holds it whole."""
+    command = _clip(str(inp.get("command", "?")), 60)
     stdout = str(extra.get("stdout", text)) if extra else text
     stderr = str(extra.get("stderr", "")) if extra else ""
     exit_match = _EXIT.search(text[:200])
@@ -185,21 +206,20 @@ def _bash(inp: dict[str, Any], text: str, extra: dict[str, Any]) -> str:
         status = "ok"
     output = stdout + ("\n" + stderr if stderr else "")
     lines = [ln for ln in _lines(output) if ln.strip()]
-    out = [f"$ {command}", f"{status}, {len(lines)} lines"]
+    out = [f"$ {command}: {status}, {len(lines)} lines"]
     errors = _error_lines(output)
     if errors:  # the last ones: a test summary, the error and its location come at the end
-        more = f"(+{len(errors) - 4} earlier) " if len(errors) > 4 else ""
-        out.append("errors: " + more + " | ".join(errors[-4:]))
-    paths = [p for p in paths_in(output) if not p.startswith("/") or p.count("/") > 1]
-    listing = ""
-    if paths and len(paths) * 3 >= len(lines):  # a listing: git status, ls, find
-        listing = _listing(paths, 700)
-        out.append("paths: " + listing)
+        more = f"(+{len(errors) - 3} earlier) " if len(errors) > 3 else ""
+        out.append("errors: " + more + " | ".join(_clip(e, 100) for e in errors[-3:]))
+    paths = _listed(output, lines)
+    listing = _listing(paths, 500) if paths else ""
+    said = set(errors[-3:])
+    if len(lines) > 4 and not listing and lines[0].strip() not in said:
+        out.append("first: " + _clip(lines[0], 100))
     # the last lines, less what is said above already (the failure lines, listed paths)
-    said = set(errors[-4:])
     tail = [
-        ln
-        for ln in _tail(lines, 5 if errors or status.startswith("exit") else 3)
+        _clip(ln, 100)
+        for ln in _tail(lines, 3)
         if ln not in said
         and not (
             (named := paths_in(ln))
@@ -207,6 +227,8 @@ def _bash(inp: dict[str, Any], text: str, extra: dict[str, Any]) -> str:
             and len(ln) < 2 * len(" ".join(named)) + 16
         )
     ]
+    if listing:  # the paths are what a listing says: before its last lines
+        out.append("paths: " + listing)
     if tail:
         out.append("last: " + " | ".join(tail))
     return "\n".join(out)
@@ -331,16 +353,27 @@ def build_observation(
     inp = _redacted(tool_input) if isinstance(tool_input, dict) else {}
     result_text = redact(result_text)
     extra = _redacted(extra) if isinstance(extra, dict) else None
-    if is_error:  # errors verbatim, up to the cap; past it, the first line and the tail
-        body = _failure(f"{tool_name} failed: {result_text.strip()}", max_tokens)
+    if is_error:
+        limit = min(max_tokens, max(FAILURE_FLOOR, int(original * FAILURE_SHARE)))
+    else:
+        listing = tool_name in ("Glob", "Grep") or (
+            tool_name == "Bash"
+            and bool(_listed(result_text, [ln for ln in _lines(result_text) if ln.strip()]))
+        )
+        share = LISTING_SHARE if listing else BUDGET_SHARE
+        # an output with failures in it keeps room for them and its summary, however short
+        floor = FAILURE_FLOOR // 2 if _error_lines(result_text) else BUDGET_FLOOR
+        limit = min(max_tokens, max(floor, int(original * share)))
+    if is_error:  # errors verbatim, up to the budget; past it, the first line and the tail
+        body = _failure(f"{tool_name} failed: {result_text.strip()}", limit)
     else:
         builder = BUILDERS.get(tool_name) or _generic(tool_name)
         try:
             body = builder(inp, result_text, extra or {})
         except Exception:  # an odd shape must not lose the observation
             body = _generic(tool_name)(inp, result_text, {})
-    # Once more on what was built (it joins pieces: cheap, and a pattern may span them).
-    text = _trim(redact(body[: max_tokens * 12]), max_tokens)
+    # Once more on what was built (it joins pieces: cheap, and a pattern may span them), then cut.
+    text = _trim(redact(body), limit)
     return Observation(
         tool_use_id=tool_use_id,
         tool_name=tool_name,

@@ -72,6 +72,8 @@ class AssistantEntry:
     timestamp: str = ""
     cwd: str = ""
     git_branch: str = ""
+    #: the session's name (Claude Code names its plan file after it: ``~/.claude/plans/<slug>.md``)
+    slug: str = ""
     kind: str = "assistant"
 
 
@@ -192,6 +194,7 @@ def _parse(number: int, obj: dict[str, Any]) -> Entry | None:
             timestamp=str(obj.get("timestamp", "")),
             cwd=str(obj.get("cwd") or ""),
             git_branch=str(obj.get("gitBranch") or ""),
+            slug=obj["slug"] if isinstance(obj.get("slug"), str) else "",
         )
         content = message.get("content")
         for block in content if isinstance(content, list) else []:

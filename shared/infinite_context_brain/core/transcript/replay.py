@@ -4,11 +4,13 @@ assistant reply, the whole history before it each time (the live proxy's benchma
 Lines of one reply (same ``message.id``) join into one assistant message, consecutive user lines
 (parallel tool results) into one user message, as the client sends them. Compaction is not
 replayed by default: the history runs on past a ``compact_boundary`` (its summary is left out),
-which is what the session would have sent had it not compacted.
+which is what the session would have sent had it not compacted. Breakpoints sit where Claude Code
+2.1 puts them: two in ``system`` and one on the last block of the last message.
 """
 
 from __future__ import annotations
 
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +18,15 @@ import orjson
 
 from .reader import TranscriptReader
 
-SYSTEM = "You are Claude Code, Anthropic's official CLI for Claude. (replayed request)"
+SYSTEM = [
+    {"type": "text", "text": "x-anthropic-billing-header: replayed"},
+    {
+        "type": "text",
+        "text": "You are Claude Code, Anthropic's official CLI for Claude.",
+        "cache_control": {"type": "ephemeral"},
+    },
+    {"type": "text", "text": "(replayed request: the system prompt)", "cache_control": {"type": "ephemeral"}},
+]
 TOOLS = [
     {"name": name, "description": f"The {name} tool.", "input_schema": {"type": "object", "properties": {}}}
     for name in ("Bash", "Read", "Edit", "Write", "Grep", "Glob", "Task", "WebFetch", "TodoWrite")
@@ -34,7 +44,21 @@ def _blocks(content: Any) -> list[Any]:
 def conversation(path: Path | str, follow_compactions: bool = False) -> list[tuple[dict[str, Any], bool]]:
     """The main chain as API messages, each with True when it is an assistant reply that a request
     produced (the first message of a reply)."""
-    out: list[tuple[dict[str, Any], bool]] = []
+    return [(message, reply) for message, reply, _at in _timed(path, follow_compactions)]
+
+
+def _when(obj: dict[str, Any]) -> float | None:
+    stamp = obj.get("timestamp")
+    if not isinstance(stamp, str):
+        return None
+    try:
+        return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
+
+
+def _timed(path: Path | str, follow_compactions: bool) -> list[tuple[dict[str, Any], bool, float | None]]:
+    out: list[tuple[dict[str, Any], bool, float | None]] = []
     for _n, _raw, obj in TranscriptReader(Path(path)).raw_lines():
         if obj is None or obj.get("isSidechain"):
             continue
@@ -58,7 +82,7 @@ def conversation(path: Path | str, follow_compactions: bool = False) -> list[tup
         if out and out[-1][0]["role"] == role:  # one reply's lines, or parallel tool results
             out[-1][0]["content"].extend(blocks)
         else:
-            out.append(({"role": role, "content": blocks}, role == "assistant"))
+            out.append(({"role": role, "content": blocks}, role == "assistant", _when(obj)))
     return out
 
 
@@ -66,24 +90,34 @@ def requests(
     path: Path | str, model: str = "claude-sonnet-4-5", follow_compactions: bool = False
 ) -> list[bytes]:
     """Each request body as bytes, as Claude Code shapes it: system and tools first in the cache,
-    a ``cache_control`` marker on the system prompt and on the last block of the last message."""
-    convo = conversation(path, follow_compactions)
-    bodies: list[bytes] = []
-    for i, (_message, is_reply) in enumerate(convo):
+    ``cache_control`` markers on the system prompt and on the last block of the last message."""
+    return [body for _at, body in timed_requests(path, model, follow_compactions)]
+
+
+def timed_requests(
+    path: Path | str, model: str = "claude-sonnet-4-5", follow_compactions: bool = False
+) -> list[tuple[float, bytes]]:
+    """``requests`` with when each was sent (the reply's timestamp, seconds since the epoch; a
+    reply without one gets the time of the one before)."""
+    convo = _timed(path, follow_compactions)
+    bodies: list[tuple[float, bytes]] = []
+    at = 0.0
+    for i, (_message, is_reply, when) in enumerate(convo):
+        at = when if when is not None else at
         if not is_reply or i == 0 or convo[i - 1][0]["role"] != "user":
             continue
-        history = [m for m, _r in convo[:i]]
+        history = [m for m, _r, _w in convo[:i]]
         last = history[-1]
         tail = {**last["content"][-1], "cache_control": {"type": "ephemeral"}}
         history[-1] = {**last, "content": [*last["content"][:-1], tail]}
         body = {
             "model": model,
             "messages": history,
-            "system": [{"type": "text", "text": SYSTEM, "cache_control": {"type": "ephemeral"}}],
+            "system": SYSTEM,
             "tools": TOOLS,
             "metadata": {"user_id": "replay"},
             "max_tokens": 32000,
             "stream": True,
         }
-        bodies.append(orjson.dumps(body))
+        bodies.append((at, orjson.dumps(body)))
     return bodies

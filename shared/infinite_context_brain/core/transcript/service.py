@@ -8,16 +8,27 @@ from __future__ import annotations
 import os
 import re
 import time
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import orjson
 from pydantic import BaseModel, Field
 
+from ..config import load_settings
 from ..errors import InvalidInput, NotFound
+from ..storage import default_sqlite_path, open_store
+from .live import originals_session
 from .locate import all_transcripts, live_transcript, transcripts_dir
 from .meter import CALIBRATION, Compaction, ContextMeter, measure, measure_entries
-from .reader import ReadStats, TranscriptReader, merged_entries, sidecar_path, usage_from
+from .reader import (
+    KNOWN_SKIPPED,
+    ReadStats,
+    TranscriptReader,
+    merged_entries,
+    sidecar_path,
+    usage_from,
+)
 from .transform import Lookup, TransformOptions, TransformStats, transform
 from .walk import ToolIndex, on_chain, tool_calls, tool_results_in
 
@@ -100,7 +111,7 @@ def store_lookup(brain: ProjectBrain | None) -> Lookup | None:
     """Batched lookup of the observations the PostToolUse hook stored for this project."""
     if brain is None:
         return None
-    return lambda ids: brain.store.get_observations(brain.session_id, ids)
+    return lambda ids: brain.store.observations.get_observations(brain.session_id, ids)
 
 
 def resolve_transcript(transcript: Path | str | None, project_root: Path | str | None) -> Path:
@@ -121,6 +132,28 @@ def resolve_transcript(transcript: Path | str | None, project_root: Path | str |
             fix="pass the .jsonl file, or set CLAUDE_CONFIG_DIR if Claude Code keeps its data elsewhere",
         )
     return live
+
+
+#: the entry types Claude Code writes (``reader.py`` reads the first four and skips the rest)
+ENTRY_TYPES = frozenset({"user", "assistant", "system", "summary"}) | KNOWN_SKIPPED
+
+
+def require_transcript(
+    path: Path, lines: Iterable[tuple[bytes, dict[str, Any] | None]], field: str = "transcript"
+) -> None:
+    """Refuse a file that holds something but no Claude Code entry (a README, another tool's JSON
+    lines): its figures would all be zero and say nothing. An empty file is a session not yet
+    written to. ``lines``: every line as read and as parsed (None: not a JSON object)."""
+    found = written = False
+    for raw, obj in lines:
+        found = found or (obj is not None and obj.get("type") in ENTRY_TYPES)
+        written = written or bool(raw.strip())
+    if written and not found:
+        raise InvalidInput(
+            field,
+            f"{path} is not a Claude Code transcript (no line of it is a Claude Code entry)",
+            fix="pass a session's .jsonl file, from ~/.claude/projects/<project folder>/",
+        )
 
 
 def transform_messages(
@@ -184,18 +217,19 @@ def expand(
     offset: int = 0,
 ) -> ExpandResult:
     """The original output of one tool use, a page (20,000 characters) at a time. Without a
-    transcript, the project's transcripts are searched newest first."""
+    transcript, the project's transcripts are searched newest first, then the originals the live
+    proxy kept for this user's Claude Code sessions of that project (never another project's, nor
+    another user's in a shared store)."""
     check_tool_use_id(tool_use_id)
     if offset < 0:
         raise InvalidInput("offset", "must be >= 0", fix="omit it or pass next_offset from the last page")
     if transcript is not None:
-        candidates = [resolve_transcript(transcript, None)]
+        given = resolve_transcript(transcript, None)
+        require_transcript(given, ((raw, obj) for _n, raw, obj in TranscriptReader(given).raw_lines()))
+        candidates = [given]
     else:
         candidates = all_transcripts(project_root) if project_root is not None else []
         if not candidates:
-            stored = _stored_original(tool_use_id)  # the live proxy kept it
-            if stored is not None:
-                return _page(tool_use_id, stored[0], stored[1], offset)
             resolve_transcript(None, project_root)  # raises the clear "no transcript" error
     name: str | None = None
     for path in candidates:
@@ -206,7 +240,7 @@ def expand(
         if original is not None:
             break
     else:
-        stored = _stored_original(tool_use_id)
+        stored = _stored_original(tool_use_id, [p.stem for p in candidates])
         if stored is not None:
             return _page(tool_use_id, stored[0], stored[1], offset)
         where = candidates[0] if len(candidates) == 1 else f"{len(candidates)} transcripts of the project"
@@ -216,22 +250,26 @@ def expand(
     return _page(tool_use_id, name, original, offset)
 
 
-def _stored_original(tool_use_id: str) -> tuple[str, str] | None:
-    """(tool name, text) of a result the live proxy replaced, as it stored it (redacted), when
-    no transcript holds it; None when there is no store yet or it lacks the id."""
+def _stored_original(tool_use_id: str, sessions: list[str]) -> tuple[str, str] | None:
+    """(tool name, text) of a result the live proxy replaced, as it stored it (redacted) under
+    this user and one of ``sessions`` (the Claude Code sessions whose transcripts were searched);
+    None when there is no store yet or none of them holds the id."""
+    if not sessions:
+        return None
     try:
-        from ..config import load_settings
-        from ..storage import default_sqlite_path, open_store
-        from .live import ORIGINALS_SESSION
-
         settings = load_settings()
         if settings.store_url is None and not default_sqlite_path(settings).exists():
             return None  # a read never creates the store
         with open_store(settings) as store:
-            found = store.get_observations(ORIGINALS_SESSION, [tool_use_id]).get(tool_use_id)
+            for session in sessions:
+                found = store.observations.get_observations(
+                    originals_session(os.getuid(), session), [tool_use_id]
+                )
+                if tool_use_id in found:
+                    return found[tool_use_id].tool_name, found[tool_use_id].text
     except Exception:
         return None
-    return None if found is None else (found.tool_name, found.text)
+    return None
 
 
 def _page(tool_use_id: str, name: str | None, original: str, offset: int) -> ExpandResult:
@@ -258,8 +296,18 @@ def context_meter(
 
 
 def _load(path: Path) -> tuple[list[tuple[int, dict[str, Any]]], int]:
+    """The parsed lines (numbered) and how many did not parse, in one pass that also checks
+    the file is a transcript."""
     reader = TranscriptReader(path)
-    numbered = [(n, obj) for n, _raw, obj in reader.raw_lines() if obj is not None]
+    numbered: list[tuple[int, dict[str, Any]]] = []
+
+    def lines() -> Iterator[tuple[bytes, dict[str, Any] | None]]:
+        for n, raw, obj in reader.raw_lines():
+            if obj is not None:
+                numbered.append((n, obj))
+            yield raw, obj
+
+    require_transcript(path, lines())
     return numbered, reader.stats.malformed
 
 
@@ -359,6 +407,7 @@ def compress(
     for _n, raw, obj in reader.raw_lines():
         raw_lines.append(raw)
         objects.append(obj)
+    require_transcript(src, zip(raw_lines, objects, strict=True), "source")
     new_messages, stats = transform([o for o in objects if o is not None], lookup, options_from(settings))
     changed = 0
     tmp = out.with_name(f".{out.name}.{os.getpid()}.{int(time.time())}.tmp")

@@ -68,9 +68,7 @@ class TransformStats:
 def replacement_text(obs: Observation, original_tokens: int) -> str:
     """One line saying what this is, how big the original was and how to get it back, then the
     observation. Kept short: it is paid for on every replaced result."""
-    return (
-        f"{MARKER}: {original_tokens:,}-token output -> observation; `expand {obs.tool_use_id}`]\n{obs.text}"
-    )
+    return f"{MARKER}: {original_tokens:,} tokens; `expand {obs.tool_use_id}`]\n{obs.text}"
 
 
 def _lookup_with_timeout(lookup: Lookup | None, ids: list[str], timeout_ms: int) -> dict[str, Observation]:
