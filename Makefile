@@ -11,7 +11,7 @@ CONSTRAINTS := constraints.txt
 # test-latest: the newest versions the ranges allow, in a venv of its own.
 LATEST_VENV := .venv-latest
 
-.PHONY: setup run test test-latest lock lint format tools bench probe clean extension e2e
+.PHONY: setup run link test test-latest lock lint format tools bench probe clean extension e2e
 
 setup: $(STAMP)
 
@@ -29,9 +29,12 @@ $(STAMP): pyproject.toml $(CONSTRAINTS)
 run: setup
 	$(PY) scripts/demo.py
 	@echo
-	@echo "The infinite-context command is in $(abspath $(VENV))/bin. To use it from anywhere:"
-	@echo "  export PATH=\"$(abspath $(VENV))/bin:\$$PATH\"    # this shell"
-	@echo "  ln -s $(abspath $(VENV))/bin/infinite-context ~/.local/bin/    # for good (or: pipx install .)"
+	@$(MAKE) --no-print-directory link
+
+# The infinite-context command on PATH as people keep one: a link in ~/.local/bin (made if missing),
+# then checked from a fresh login shell, as Claude Code started from another terminal would look.
+link:
+	@$(PY) scripts/link_command.py
 
 # Real clients the tests drive (Claude Code CLI), pinned by tools/package-lock.json.
 tools: tools/node_modules/.package-lock.json

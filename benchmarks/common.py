@@ -36,6 +36,18 @@ def _remove_scratch() -> None:
 #: user's ``~/.local/share/infinite-context``, for this process and the ones it starts.
 DATA_DIR = scratch("ic-bench-data-")
 os.environ["INFINITE_CONTEXT_DATA_DIR"] = DATA_DIR
+#: The benchmarks' home folder: every process they start (hooks, servers, the Claude Code CLI and
+#: its cache, shells) keeps what it would keep in the user's home here.
+HOME_DIR = scratch("ic-bench-home-")
+for _name, _sub in (
+    ("HOME", ""),
+    ("XDG_CONFIG_HOME", ".config"),
+    ("XDG_CACHE_HOME", ".cache"),
+    ("XDG_DATA_HOME", ".local/share"),
+    ("XDG_STATE_HOME", ".local/state"),
+):
+    os.makedirs(os.path.join(HOME_DIR, _sub), exist_ok=True)
+    os.environ[_name] = os.path.join(HOME_DIR, _sub).rstrip("/")
 
 
 def percentile(values: Sequence[float], pct: float) -> float:

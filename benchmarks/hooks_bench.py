@@ -1,4 +1,4 @@
-"""Claude Code hook wall times, interpreter start included (issues: transcripts, Claude Code, 16).
+"""Claude Code hook wall times, interpreter start included.
 
 Part 1, each hook as Claude Code runs it: a new process, JSON on stdin. p50/p95 over N runs,
 interleaved with a bare `python -c pass` (the floor) so machine noise hits both alike.
@@ -12,6 +12,11 @@ nothing of ours. Goal: hooks add <= 100 ms per run. Our hooks as installed for t
 (PostToolUse and Stop as `mcp_tool` calls to the running MCP server), every hook a command
 (`--hooks command`), and PostToolUse as an `http` hook (Claude Code POSTs the payload to a local
 server that answers at once).
+
+Part 3, SessionStart's wait for the hand-offs still running (``hooks.settle``), interleaved with a
+SessionStart on an empty queue (the peer): beside a queued hand-off of another project whose store
+is gone (it once cost every SessionStart 5.3 s), and with this project's SessionEnd queued behind
+a backlog of PostToolUse records a worker is busy with (once: a 5 s wait, then no hand-off).
 """
 
 from __future__ import annotations
@@ -33,10 +38,12 @@ SCRIPT = [str(Path(sys.executable).parent / "infinite-context"), "hook"]
 INLINE = [
     sys.executable,
     "-c",
-    "import sys; from infinite_context_brain.server.claude_code.hooks import run_hook; "
-    "from infinite_context_brain.core.logs import setup_logging; setup_logging(); "
-    "run_hook(sys.argv[1], sys.stdin.buffer.read(), queue=False)",
+    "import sys; from infinite_context_brain.server.claude_code import events, payloads; "
+    "from infinite_context_brain.server.claude_code.hooks import run_command; "
+    "run_command(events.find(sys.argv[1]), payloads.parse(sys.stdin.buffer.read()), None)",
 ]
+#: PostToolUse records ahead of this project's SessionEnd in part 3
+BACKLOG = 300
 
 
 def _time(cmd: list[str], stdin: bytes, env: dict[str, str], cwd: Path) -> float:
@@ -123,6 +130,69 @@ def run(runs: int, store_url: str) -> None:
         f"Claude Code hooks, wall time incl. interpreter start ({runs} runs)",
         ["hook", "p50 ms", "p95 ms", "goal p95", ""],
         rows,
+    )
+    settle(max(3, runs // 3), store_url)
+
+
+def _queue(data: Path, kind: str, payload: dict[str, object], env: dict[str, str], cwd: Path) -> None:
+    """A record as a hook run with ``env`` in ``cwd`` queues it (no worker started)."""
+    from infinite_context_brain.server.claude_code import spool
+
+    spool.enqueue(kind, json.dumps(payload).encode(), None, str(data / "spool"), env=env, cwd=str(cwd))
+
+
+def settle(runs: int, store_url: str) -> None:
+    """Part 3: SessionStart beside unrelated or stuck records, against SessionStart alone."""
+    from infinite_context_brain.server.claude_code import spool
+
+    times: dict[str, list[float]] = {"alone": [], "dead store elsewhere": [], "behind a backlog": []}
+    small = FIXTURES / "claude-reliability" / "coverage-test-fix" / "transcript.jsonl"
+    for _ in range(runs):  # interleaved
+        project, elsewhere = temp_project(), temp_project()
+        data = Path(scratch("ic-bench-settle-"))
+        env = {**bench_env(store_url), "INFINITE_CONTEXT_DATA_DIR": str(data)}
+        transcript = data / "session.jsonl"
+        shutil.copy(small, transcript)
+        start = json.dumps(
+            {"session_id": "new", "cwd": str(project), "source": "clear", "hook_event_name": "SessionStart"}
+        ).encode()
+        end = {
+            "session_id": "old",
+            "transcript_path": str(transcript),
+            "cwd": str(project),
+            "reason": "clear",
+        }
+        times["alone"].append(_time([*HOOK, "session-start"], start, env, project))
+
+        gone = data / "not-a-folder"
+        gone.write_text("")
+        dead = {**env, "INFINITE_CONTEXT_STORE_URL": f"sqlite:///{gone}/brain.db"}
+        _queue(data, "session-end", {**end, "cwd": str(elsewhere)}, dead, elsewhere)
+        times["dead store elsewhere"].append(_time([*HOOK, "session-start"], start, env, project))
+
+        tool = {"session_id": "old", "cwd": str(project), "tool_name": "Bash", "tool_input": {}}
+        for i in range(BACKLOG):
+            _queue(
+                data,
+                "post-tool-use",
+                {**tool, "tool_use_id": f"t{i}", "tool_response": {"stdout": "ok"}},
+                env,
+                project,
+            )
+        _queue(data, "session-end", end, env, project)
+        spool.ensure_worker(str(data / "spool"))  # busy with the backlog meanwhile
+        started = time.perf_counter()
+        done = subprocess.run(
+            [*HOOK, "session-start"], input=start, env=env, cwd=project, capture_output=True
+        )
+        times["behind a backlog"].append((time.perf_counter() - started) * 1000)
+        if b"multiply_numbers" not in done.stdout:  # the ended session, run by SessionStart itself
+            raise RuntimeError(f"SessionStart missed the hand-off: {done.stderr.decode()[-500:]}")
+    peer = median(times["alone"])
+    table(
+        f"SessionStart waiting for hand-offs ({runs} runs, interleaved)",
+        ["SessionStart", "p50 ms", "p95 ms", "vs alone"],
+        [(name, median(ms), percentile(ms, 95), f"{median(ms) / peer:.2f}x") for name, ms in times.items()],
     )
 
 

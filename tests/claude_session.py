@@ -5,14 +5,22 @@ stamped when its line arrives, so a hook's wall time inside Claude Code is respo
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
+import re
+import signal
+import struct
 import subprocess
 import sys
+import termios
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import pyte
 
 from .fake_anthropic import FakeAnthropic, Step, fake_anthropic
 
@@ -165,3 +173,180 @@ def run_claude(
         code = process.wait(timeout=180)
         wall = time.perf_counter() - started
     return Run(fake=fake, returncode=code, wall=wall, events=events, stderr=stderr)
+
+
+_ESCAPES = re.compile(
+    rb"\x1b\[[0-?]*[ -/]*[@-~]"  # CSI: cursor moves, colours, modes
+    rb"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)"  # OSC: titles, links
+    rb"|\x1b[()][0-9A-Za-z]|\x1b[@-Z\\-_]"  # character sets, two-byte escapes
+)
+
+
+def interactive(project: ClaudeProject) -> None:
+    """What a person does once before using Claude Code interactively in ``project``: finish its
+    onboarding, trust the folder, accept the API key (all in Claude Code's own config file)."""
+    config = project.config / ".claude.json"
+    data = json.loads(config.read_text()) if config.exists() else {}
+    key = project.env["ANTHROPIC_API_KEY"]
+    data.update(
+        hasCompletedOnboarding=True,
+        theme="dark",
+        customApiKeyResponses={"approved": [key[-20:]], "rejected": []},
+    )
+    entry = data.setdefault("projects", {}).setdefault(str(project.root), {})
+    entry.update(hasTrustDialogAccepted=True, hasCompletedProjectOnboarding=True)
+    config.write_text(json.dumps(data))
+
+
+class Terminal:
+    """The real Claude Code CLI in a pseudo-terminal, driven as a person types: what it shows is
+    read back without its escape sequences (and without spaces, which its renderer draws as
+    cursor moves)."""
+
+    def __init__(self, project: ClaudeProject, fake: FakeAnthropic, *args: str) -> None:
+        master, slave = os.openpty()
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 50, 140, 0, 0))
+        env = {**project.env, "ANTHROPIC_BASE_URL": fake.url, "TERM": "xterm-256color"}
+        #: Claude Code's own debug log (``--debug-file``): when its MCP servers connected
+        self.debug = Path(project.root.parent / f"claude-debug-{time.time_ns()}.log")
+        self.process = subprocess.Popen(
+            [
+                str(CLAUDE),
+                "--allowedTools",
+                "Bash mcp__infinite-context",
+                "--debug-file",
+                str(self.debug),
+                *args,
+            ],
+            cwd=project.root,
+            env=env,
+            stdin=slave,
+            stdout=slave,
+            stderr=slave,
+            start_new_session=True,
+        )
+        os.close(slave)
+        self.fd = master
+        self.screen = b""
+        #: the screen as a terminal shows it now (what is drawn where)
+        self.view = pyte.Screen(140, 50)
+        self._stream = pyte.ByteStream(self.view)
+        self._lock = threading.Lock()
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        while True:
+            try:
+                chunk = os.read(self.fd, 65536)
+            except OSError:
+                return
+            if not chunk:
+                return
+            with self._lock:
+                self.screen += chunk
+                self._stream.feed(chunk)
+
+    def shown(self) -> str:
+        """Everything drawn so far, escape sequences and white space removed."""
+        with self._lock:
+            raw = self.screen
+        return re.sub(r"\s+", "", _ESCAPES.sub(b"", raw).decode("utf-8", "replace"))
+
+    def wait_for(self, text: str, timeout: float = 60.0, since: int = 0) -> bool:
+        """Whether ``text`` (spaces ignored) is drawn after position ``since`` within ``timeout``."""
+        needle = re.sub(r"\s+", "", text)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if needle in self.shown()[since:]:
+                return True
+            time.sleep(0.05)
+        return False
+
+    def ready(self, server: str = "infinite-context", timeout: float = 60.0) -> bool:
+        """Claude Code waits for input and has connected ``server`` (a person types after that;
+        an ``mcp_tool`` hook of a server not connected yet is skipped)."""
+        needle = f'MCP server "{server}": Successfully connected'
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            log = self.debug.read_text(errors="replace") if self.debug.exists() else ""
+            if needle in log and "forshortcuts" in self.shown():
+                return True
+            time.sleep(0.1)
+        return False
+
+    def mark(self) -> int:
+        return len(self.shown())
+
+    def submit(self, text: str) -> None:
+        """Type ``text``, then Enter (after a moment: the input box takes the text first)."""
+        os.write(self.fd, text.encode())
+        time.sleep(0.4)
+        os.write(self.fd, b"\r")
+
+    def rows(self) -> list[str]:
+        """The screen's rows as shown now."""
+        with self._lock:
+            return [row.rstrip() for row in self.view.display]
+
+    def _rules(self, rows: list[str]) -> list[int]:
+        """The rows of the rules drawn above and below the input box."""
+        return [i for i, row in enumerate(rows) if row.startswith("─" * 20)]
+
+    def input_box(self) -> str | None:
+        """What the input box holds now (None: no input box on the screen)."""
+        rows = self.rows()
+        rules = self._rules(rows)
+        if len(rules) < 2:
+            return None
+        text = " ".join(row.strip() for row in rows[rules[-2] + 1 : rules[-1]])
+        return text.removeprefix("❯").strip()
+
+    def idle(self) -> bool:
+        """Claude Code waits for input: the footer under the input box says "? for shortcuts"
+        (not "esc to interrupt"), and no message waits in its queue."""
+        rows = self.rows()
+        rules = self._rules(rows)
+        footer = " ".join(rows[rules[-1] + 1 :]) if rules else ""
+        return "? for shortcuts" in footer and not any("queued messages" in row for row in rows)
+
+    def command(self, text: str, menu: str, timeout: float = 30.0) -> None:
+        """Run a slash command as a person does: type it, and once Claude Code's menu shows it
+        (``menu``: its description there), press Enter at once; returns when it has run
+        (Claude Code queues it while it ends a turn, and would merge a prompt typed meanwhile
+        into it). An Enter that only picked the command in the menu is pressed again."""
+        mark = self.mark()
+        os.write(self.fd, text.encode())
+        assert self.wait_for(menu, timeout, mark), self.shown()[-2000:]
+        for _ in range(3):
+            os.write(self.fd, b"\r")
+            time.sleep(0.5)  # the screen catches up with the key
+            deadline = time.monotonic() + timeout
+            while time.monotonic() < deadline:
+                box = self.input_box()
+                if box is not None and text in box and self.idle():
+                    break  # idle with the command still typed: the Enter only picked it
+                if box == "" and self.idle():
+                    return
+                time.sleep(0.05)
+        raise AssertionError(f"{text} did not run: " + "\n".join(self.rows()))
+
+    def interrupt(self) -> None:
+        """Esc: stop the turn in progress."""
+        os.write(self.fd, b"\x1b")
+
+    def close(self) -> None:
+        if self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGTERM)
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.wait()
+        os.close(self.fd)
+
+    def __enter__(self) -> Terminal:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

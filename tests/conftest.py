@@ -7,9 +7,11 @@ joins the suite by adding a param here.
 
 from __future__ import annotations
 
+import atexit
 import io
 import logging
 import os
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -93,24 +95,77 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(skip)
 
 
-_XDG_DATA_HOME: str | None = None
+_TEST_HOME: Path | None = None
+#: the user's own home folder, as the run found it (``HOME`` then points into the run's temp folder)
+REAL_HOME = Path(os.environ.get("HOME") or Path.home())
+#: where the run's processes keep what they would keep in a home folder
+HOME_VARIABLES = ("HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME")
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Anything that escapes a test's own data folder (a process started with a hand-made
-    environment) lands in this run's temp folder, never in the user's real data dir."""
+    """Every process the run starts (the CLI, servers, hooks and their worker, the Claude Code
+    CLI with its cache, shells) has a home folder and XDG folders in this run's temp folder, set
+    before any fixture runs: nothing lands in the user's real home (``home_untouched`` checks)."""
     import tempfile
 
-    global _XDG_DATA_HOME
-    _XDG_DATA_HOME = tempfile.mkdtemp(prefix="ic-tests-xdg-")
-    os.environ["XDG_DATA_HOME"] = _XDG_DATA_HOME
+    global _TEST_HOME
+    _TEST_HOME = Path(tempfile.mkdtemp(prefix="ic-tests-home-"))
+    # Removed at exit, after the exit handlers registered later (IPython writes its history then).
+    atexit.register(shutil.rmtree, _TEST_HOME, True)
+    folders = {
+        "HOME": _TEST_HOME / "home",
+        "XDG_CONFIG_HOME": _TEST_HOME / "home" / ".config",
+        "XDG_CACHE_HOME": _TEST_HOME / "home" / ".cache",
+        "XDG_DATA_HOME": _TEST_HOME / "home" / ".local" / "share",
+        "XDG_STATE_HOME": _TEST_HOME / "home" / ".local" / "state",
+    }
+    for name, folder in folders.items():
+        folder.mkdir(parents=True, exist_ok=True)
+        os.environ[name] = str(folder)
 
 
-def pytest_unconfigure(config: pytest.Config) -> None:
-    import shutil
+def home_snapshot(home: Path, depth: int = 2) -> dict[str, tuple[str, int, int]]:
+    """Each entry of ``home`` down to ``depth`` levels: kind, size and modification time (a
+    folder's time moves when an entry is added to or removed from it, so anything created one
+    level deeper shows too). Links are not followed."""
+    found: dict[str, tuple[str, int, int]] = {}
+    folders = [(home, 0)]
+    while folders:
+        folder, level = folders.pop()
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            info = entry.stat(follow_symlinks=False)
+            kind = "dir" if entry.is_dir(follow_symlinks=False) else "link" if entry.is_symlink() else "file"
+            found[os.path.relpath(entry.path, home)] = (
+                kind,
+                info.st_size if kind == "file" else 0,
+                info.st_mtime_ns,
+            )
+            if kind == "dir" and level + 1 < depth:
+                folders.append((Path(entry.path), level + 1))
+    return found
 
-    if _XDG_DATA_HOME is not None:
-        shutil.rmtree(_XDG_DATA_HOME, ignore_errors=True)
+
+@pytest.fixture(scope="session", autouse=True)
+def home_untouched() -> Iterator[None]:
+    """The run leaves the user's real home folder as it found it (no Claude Code cache, shell
+    history, brain, config or backup of ours in it): a snapshot before and after, compared.
+    On a machine where other programs write into that home meanwhile (another session's test
+    run, a package install), ``IC_TEST_HOME_IGNORE`` names their paths (``:``-separated,
+    relative to the home folder); it is never set in CI."""
+    ignored = tuple(p for p in os.environ.get("IC_TEST_HOME_IGNORE", "").split(":") if p)
+    before = home_snapshot(REAL_HOME)
+    yield
+    after = home_snapshot(REAL_HOME)
+    changed = sorted(
+        k
+        for k in before.keys() | after.keys()
+        if before.get(k) != after.get(k) and not any(k == p or k.startswith(p + "/") for p in ignored)
+    )
+    assert not changed, f"the test run changed {REAL_HOME}: {changed[:20]}"
 
 
 PYTHON = sys.executable

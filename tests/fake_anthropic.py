@@ -35,6 +35,9 @@ class FakeAnthropic:
     script: list[Step]
     #: tool_use ids are ``toolu_<tag><index>``: a tag per session keeps them apart in one store
     tag: str = "fake"
+    #: scripts by the words of the turn's prompt (an interactive session has several turns);
+    #: a prompt none of them names plays ``script``
+    by_prompt: dict[str, list[Step]] = field(default_factory=dict)
     url: str = ""
     requests: list[dict[str, Any]] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -42,16 +45,40 @@ class FakeAnthropic:
     def main_requests(self) -> list[dict[str, Any]]:
         return [r for r in self.requests if _is_main(r)]
 
+    def script_for(self, body: dict[str, Any]) -> list[Step]:
+        prompt = prompt_of(body)
+        return next((steps for words, steps in self.by_prompt.items() if words in prompt), self.script)
+
+
+def prompt_of(body: dict[str, Any]) -> str:
+    """The person's latest prompt in a request: the last user text that is not one of Claude
+    Code's own wrappers (``<system-reminder>``, ``<command-name>``, ...) or a tool result."""
+    texts = [t for message in body.get("messages") or [] for t in _human_texts(message)]
+    return texts[-1] if texts else ""
+
 
 def _is_main(body: dict[str, Any]) -> bool:
     return any(isinstance(t, dict) and t.get("name") == "Bash" for t in body.get("tools") or [])
 
 
+def _human_texts(message: dict[str, Any]) -> list[str]:
+    """A user message's texts a person typed (not Claude Code's wrappers, not tool results)."""
+    if message.get("role") != "user":
+        return []
+    content = message.get("content")
+    blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content or []
+    texts = (b.get("text") for b in blocks if isinstance(b, dict) and b.get("type") == "text")
+    return [t for t in texts if isinstance(t, str) and t.strip() and not t.lstrip().startswith("<")]
+
+
 def _tool_uses(body: dict[str, Any]) -> int:
+    """Tool uses since the turn's prompt (the script's position in this turn)."""
     count = 0
     for message in body.get("messages") or []:
         content = message.get("content")
-        if message.get("role") == "assistant" and isinstance(content, list):
+        if _human_texts(message):
+            count = 0
+        elif message.get("role") == "assistant" and isinstance(content, list):
             count += sum(1 for b in content if isinstance(b, dict) and b.get("type") == "tool_use")
     return count
 
@@ -103,8 +130,10 @@ def _events(step: Step, index: int, tag: str = "fake") -> Iterator[tuple[str, di
 
 
 @contextmanager
-def fake_anthropic(script: list[Step], tag: str = "fake") -> Iterator[FakeAnthropic]:
-    fake = FakeAnthropic(script=script, tag=tag)
+def fake_anthropic(
+    script: list[Step], tag: str = "fake", by_prompt: dict[str, list[Step]] | None = None
+) -> Iterator[FakeAnthropic]:
+    fake = FakeAnthropic(script=script, tag=tag, by_prompt=by_prompt or {})
 
     class Handler(BaseHTTPRequestHandler):
         def log_message(self, *args: object) -> None:  # quiet
@@ -128,8 +157,9 @@ def fake_anthropic(script: list[Step], tag: str = "fake") -> Iterator[FakeAnthro
                 self.wfile.write(payload)
                 return
             if _is_main(body):
+                script = fake.script_for(body)
                 index = _tool_uses(body)
-                step = fake.script[min(index, len(fake.script) - 1)]
+                step = script[min(index, len(script) - 1)]
             else:
                 index, step = 0, Step(text="Fake session")
             self.send_response(200)

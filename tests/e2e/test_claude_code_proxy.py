@@ -160,7 +160,7 @@ def test_another_listener_on_the_installed_port_is_told_to_the_user(tmp_path: Pa
         timeout=60,
     )
     assert installed.returncode == 0, installed.stderr
-    settings = json.loads((project / ".claude" / "settings.json").read_text())
+    settings = json.loads((project / ".claude" / "settings.local.json").read_text())  # --endless: local
     port = int(settings["env"]["ANTHROPIC_BASE_URL"].rsplit(":", 1)[1])
     with fake_anthropic([Step(text="hello")], tag="sq") as fake, impostor(port):
         done = subprocess.run(

@@ -7,11 +7,15 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from ..conftest import FIXTURES, run_cli_process, settle_hooks
+from infinite_context_brain.server.claude_code.install import install_for_claude_code
+
+from ..conftest import FIXTURES, cli_env, run_cli_process, settle_hooks
 from ..conftest import run_cli as run
 
 SMALL = FIXTURES / "claude-reliability" / "coverage-test-fix" / "transcript.jsonl"
@@ -127,9 +131,13 @@ def test_missing_transcript_and_broken_store_are_logged_not_raised(
     broken = f"sqlite:///{blocked}/brain.db"
     for event in ("SessionStart", "SessionEnd", "PreCompact"):
         done = hook(broken, event, source="clear", reason="clear", trigger="auto", **session)
-        assert done.returncode == 0 and done.stdout == b"", event
-        if event != "SessionEnd":
+        assert done.returncode == 0, event
+        if event == "SessionEnd":  # queued: its failure comes later, from the worker
+            assert done.stdout == b""
+        else:  # said to the user, with the fix, and logged
             assert b'"level":"error"' in done.stderr
+            told = json.loads(done.stdout)["systemMessage"]
+            assert "Not a directory" in told and "Fix:" in told, told
     assert "kept for the next run" in settle_hooks()  # the store is down: the record waits
 
 
@@ -283,7 +291,8 @@ def test_doctor_says_how_to_install_a_missing_console_script(
     empty.mkdir()
     done = run(store_url, "--json", "doctor", cwd=project_dir, PATH=str(empty))
     checks = [c for c in json.loads(done.stdout)["checks"] if c["name"] == "claude code command"]
-    assert checks and checks[0]["status"] == "fail" and "not on PATH" in checks[0]["detail"]
+    assert checks and checks[0]["status"] == "fail"
+    assert "not on the PATH of a new terminal" in checks[0]["detail"]
     assert "pipx install infinite-context-brain" in checks[0]["fix"]
     hooks = {c["name"]: c for c in json.loads(done.stdout)["checks"]}["claude code hooks"]
     assert hooks["status"] == "ok" and "Stop" in hooks["detail"]
@@ -303,3 +312,164 @@ def test_reads_doctor_and_failed_hooks_create_no_session_file(store_url: str, pr
     hook(store_url, "PostToolUse", cwd=str(project_dir), tool_name="Bash")  # no tool_use_id: refused
     settle_hooks()
     assert not (project_dir / ".claude_session_id").exists()
+
+
+def _install(store_url: str, project: Path, *flags: str, **env: str) -> dict[str, Any]:
+    done = run(
+        store_url, "--json", "install", "claude-code", "--hooks", "command", *flags, cwd=project, **env
+    )
+    assert done.returncode == 0, done.stderr
+    report: dict[str, Any] = json.loads(done.stdout)
+    return report
+
+
+def test_endless_goes_to_the_local_scope_unless_asked_and_warns_for_the_committed_one(
+    store_url: str, project_dir: Path, tmp_path: Path
+) -> None:
+    env = {"CLAUDE_CONFIG_DIR": str(tmp_path / "claude-config")}
+    report = _install(store_url, project_dir, "--endless", **env)
+    local = json.loads((project_dir / ".claude" / "settings.local.json").read_text())
+    shared = json.loads((project_dir / ".claude" / "settings.json").read_text())
+    assert local["env"]["ANTHROPIC_BASE_URL"].startswith("http://127.0.0.1:") and "env" not in shared
+    assert "SessionStart" in shared["hooks"] and not any("committed" in p for p in report["problems"])
+    report = _install(store_url, project_dir, "--endless", "--scope", "project", **env)
+    shared = json.loads((project_dir / ".claude" / "settings.json").read_text())
+    assert shared["env"]["ANTHROPIC_BASE_URL"].startswith("http://127.0.0.1:")
+    (warning,) = [p for p in report["problems"] if "committed" in p]
+    assert "closed port" in warning and "--scope project" in warning
+
+
+def test_hooks_in_several_scopes_are_reported_by_install_and_doctor(
+    store_url: str, project_dir: Path, tmp_path: Path
+) -> None:
+    env = {"CLAUDE_CONFIG_DIR": str(tmp_path / "claude-config")}
+    assert not [p for p in _install(store_url, project_dir, **env)["problems"] if "also registered" in p]
+    report = _install(store_url, project_dir, "--scope", "user", **env)
+    (twice,) = [p for p in report["problems"] if "also registered" in p]
+    assert "project scope" in twice and "SessionStart" in twice and "--scope project --uninstall" in twice
+    hooks = {c["name"]: c for c in report["checks"]}["claude code hooks"]
+    assert hooks["status"] == "warn" and "several scopes (project, user)" in hooks["detail"]
+    doctor = run(store_url, "--json", "doctor", cwd=project_dir, **env)
+    check = {c["name"]: c for c in json.loads(doctor.stdout)["checks"]}["claude code hooks"]
+    assert check["status"] == "warn" and "SessionStart x2" in check["detail"]
+    assert "--scope user --uninstall" in check["fix"]
+
+
+def test_uninstall_leaves_nothing_it_created(store_url: str, project_dir: Path, tmp_path: Path) -> None:
+    """Every scope installed, then removed: the project is as it was (no .mcp.json, no .claude
+    folder, no backup) and Claude Code's own config holds exactly what it held (no empty
+    ``mcpServers``, no project entry of ours)."""
+    config = tmp_path / "claude-config"
+    config.mkdir()
+    own = {"numStartups": 3, "projects": {"/elsewhere": {"allowedTools": []}}}
+    (config / ".claude.json").write_text(json.dumps(own))
+    env = {"CLAUDE_CONFIG_DIR": str(config)}
+    before = sorted(p.relative_to(project_dir) for p in project_dir.rglob("*"))
+    for scope in ("project", "local", "user"):
+        _install(store_url, project_dir, "--scope", scope, **env)
+    assert (project_dir / ".claude").is_dir() and list(config.glob("*.infinite-context.bak"))
+    for scope in ("project", "local", "user"):
+        done = run(
+            store_url, "install", "claude-code", "--scope", scope, "--uninstall", cwd=project_dir, **env
+        )
+        assert done.returncode == 0, done.stderr
+    assert sorted(p.relative_to(project_dir) for p in project_dir.rglob("*")) == before
+    assert json.loads((config / ".claude.json").read_text()) == own
+    assert sorted(p.name for p in config.iterdir()) == [".claude.json"]
+
+
+def test_doctor_says_command_hooks_do_not_wait_for_approval(
+    store_url: str, project_dir: Path, tmp_path: Path
+) -> None:
+    env = {"CLAUDE_CONFIG_DIR": str(tmp_path / "claude-config")}
+    _install(store_url, project_dir, **env)
+    doctor = run(store_url, "--json", "doctor", cwd=project_dir, **env)
+    check = {c["name"]: c for c in json.loads(doctor.stdout)["checks"]}["claude code approval"]
+    assert check["status"] == "warn" and "its tools do not run" in check["detail"]
+    assert (
+        "the command hooks (SessionStart, SessionEnd, PreCompact, PostToolUse, Stop) run" in check["detail"]
+    )
+    assert "neither" not in check["detail"]
+
+
+def test_install_says_when_claude_code_cannot_start_the_command(
+    store_url: str, project_dir: Path, tmp_path: Path
+) -> None:
+    """The project scope names the bare console script: from a new terminal (a fresh login shell
+    whose profile does not add this installation's folder to PATH) Claude Code cannot start it.
+    Install says so, with the fix, and ends with doctor's checks, the files and the restart
+    hint; once the login profile puts it on PATH, nothing stands in the way."""
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {"CLAUDE_CONFIG_DIR": str(tmp_path / "claude-config"), "HOME": str(home), "SHELL": "/bin/bash"}
+    report = _install(store_url, project_dir, **env)
+    (problem,) = [p for p in report["problems"] if "new terminal" in p]
+    assert "`infinite-context` is not on the PATH of a new terminal" in problem
+    assert "--scope local" in problem and "~/.local/bin" in problem
+    command = {c["name"]: c for c in report["checks"]}["claude code command"]
+    assert command["status"] == "fail"
+    assert str(project_dir / ".mcp.json") in report["files"]
+    assert str(project_dir / ".claude" / "settings.json") in report["files"]
+    assert report["restart"].startswith("Restart Claude Code")
+    human = run(store_url, "install", "claude-code", "--hooks", "mcp", cwd=project_dir, **env)
+    text = " ".join(human.stdout.decode().split())
+    assert "Files changed:" in text and "Restart Claude Code" in text and "not on the PATH" in text
+
+    (home / ".profile").write_text(f'PATH="{Path(sys.executable).parent}:$PATH"\n')
+    report = _install(store_url, project_dir, "--hooks", "mcp", **env)
+    assert report["problems"] == [] and report["restart"] == ""  # nothing changed, nothing in the way
+    command = {c["name"]: c for c in report["checks"]}["claude code command"]
+    assert command["status"] == "ok" and command["detail"].endswith(
+        str(Path(sys.executable).parent / "infinite-context")
+    )
+    local = _install(store_url, project_dir, "--scope", "local", **{**env, "HOME": str(tmp_path)})
+    assert not [p for p in local["problems"] if "new terminal" in p]  # an absolute path
+
+
+@pytest.mark.parametrize("event", ["session-start", "session-end", "pre-compact", "post-tool-use", "stop"])
+def test_hooks_given_input_nested_too_deep_exit_0_with_a_clear_line(store_url: str, event: str) -> None:
+    deep = b'{"a":' * 100_000 + b"1" + b"}" * 100_000
+    done = subprocess.run(
+        [str(Path(sys.executable).parent / "infinite-context"), "hook", event],
+        input=deep,
+        env=cli_env(store_url),
+        capture_output=True,
+        timeout=60,
+    )
+    assert done.returncode == 0 and done.stdout == b""
+    (line,) = [json.loads(line) for line in done.stderr.splitlines()]
+    assert line["level"] == "error" and "nested too deeply" in line["msg"], line
+
+
+def test_the_first_failed_hand_off_is_said_once_in_its_session(
+    store_url: str, session: dict[str, str], tmp_path: Path
+) -> None:
+    """A Stop queued as a command fails in the worker (its store is gone); the session's next
+    hook says so once (``systemMessage``), the next one says nothing."""
+    gone = tmp_path / "not-a-folder"
+    gone.write_text("")
+    broken = f"sqlite:///{gone}/brain.db"
+    assert hook(broken, "Stop", process=True, **session).stdout == b""
+    settle_hooks()
+    post = {"tool_name": "Bash", "tool_input": {}, "tool_response": {"stdout": "ok"}, **session}
+    told = hook(broken, "PostToolUse", process=True, tool_use_id="toolu_a", **post)
+    message = json.loads(told.stdout)["systemMessage"]
+    assert "could not save the hand-off after the last answer" in message and "Not a directory" in message
+    assert hook(broken, "PostToolUse", process=True, tool_use_id="toolu_b", **post).stdout == b""
+
+
+def test_the_editors_connect_command_gets_files_problems_and_the_restart_hint(
+    project_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What the language server's installClaudeCode request returns (``report.__dict__`` of the
+    same call): plain JSON with the files changed, what stands in the way, the checks and the
+    restart hint."""
+    monkeypatch.setenv("HOME", str(tmp_path))  # a login shell whose PATH lacks this venv
+    report = install_for_claude_code(project_dir, "project", claude_config_dir=tmp_path / "cc", hooks="mcp")
+    sent = json.loads(json.dumps(report.__dict__))
+    assert sent["files"] == [str(project_dir / ".mcp.json"), str(project_dir / ".claude" / "settings.json")]
+    assert any("new terminal" in p and "Fix:" in p for p in sent["problems"])
+    assert {"claude code mcp", "claude code hooks", "claude code command"} <= {
+        c["name"] for c in sent["checks"]
+    }
+    assert sent["restart"].startswith("Restart Claude Code")

@@ -1,4 +1,4 @@
-"""Claude Code hooks as ``mcp_tool`` calls (issue 16): the installer's choice of transport, the
+"""Claude Code hooks as ``mcp_tool`` calls: the installer's choice of transport, the
 entries it writes and replaces, and the hidden hook tool of the real MCP server over stdio."""
 
 from __future__ import annotations
@@ -7,6 +7,8 @@ import asyncio
 import json
 import os
 import stat
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -16,12 +18,15 @@ import pytest
 from infinite_context_brain.core.config import load_settings
 from infinite_context_brain.core.errors import InvalidInput
 from infinite_context_brain.core.storage import open_store
+from infinite_context_brain.server.claude_code import spool
+from infinite_context_brain.server.claude_code.entries import claude_code_version, hook_transport
 from infinite_context_brain.server.claude_code.hook_tool import HOOK_TOOL, MIN_CLAUDE_CODE
-from infinite_context_brain.server.claude_code.install import claude_code_version, hook_transport
 
-from ..conftest import FIXTURES
+from ..conftest import FIXTURES, cli_env
 from ..conftest import run_cli as run
 from .test_mcp_e2e import mcp_session, text_of
+
+SCRIPT = Path(sys.executable).parent / "infinite-context"
 
 
 def test_auto_picks_mcp_only_for_a_claude_code_that_has_mcp_tool_hooks(tmp_path: Path) -> None:
@@ -186,3 +191,65 @@ async def test_the_server_writes_nothing_into_the_project_until_a_write(
         assert not (project_dir / ".claude_session_id").exists()
         assert not (await s.call_tool("store", {"content": "a first item"})).is_error
         assert (project_dir / ".claude_session_id").exists()
+
+
+def _session_start(store_url: str, project_dir: Path) -> subprocess.CompletedProcess[bytes]:
+    """SessionStart as Claude Code runs it after /clear (a command hook, a new process)."""
+    payload = {
+        "hook_event_name": "SessionStart",
+        "session_id": "s2",
+        "cwd": str(project_dir),
+        "source": "clear",
+    }
+    return subprocess.run(
+        [str(SCRIPT), "hook", "session-start"],
+        input=json.dumps(payload).encode(),
+        env=cli_env(store_url),
+        capture_output=True,
+        timeout=60,
+    )
+
+
+async def test_session_start_waits_for_the_servers_delayed_stop(
+    project_dir: Path, store_url: str, tmp_path: Path
+) -> None:
+    """The Stop hand-off runs a moment after the hook on the server's thread; /clear at once:
+    the SessionStart that follows sees it (it is a spool record the server holds meanwhile)."""
+    transcript = tmp_path / "session.jsonl"
+    transcript.write_bytes(
+        (FIXTURES / "claude-reliability" / "coverage-test-fix" / "transcript.jsonl").read_bytes()
+    )
+    stop = {"event": "Stop", "session_id": "s1", "transcript_path": str(transcript), "cwd": str(project_dir)}
+    async with mcp_session(project_dir, store_url) as s:
+        done = await s.call_tool(HOOK_TOOL, stop)
+        assert not done.is_error and text_of(done) == "{}"
+        assert len(spool.hand_offs(spool.spool_dir())) == 1  # held by the server until written
+        started = await asyncio.to_thread(_session_start, store_url, project_dir)
+        assert started.returncode == 0, started.stderr
+        context = json.loads(started.stdout)["hookSpecificOutput"]["additionalContext"]
+        assert "multiply_numbers" in context
+        assert not spool.hand_offs(spool.spool_dir())
+
+
+async def test_a_failed_hand_off_is_said_once_by_the_next_hook(
+    project_dir: Path, store_url: str, tmp_path: Path
+) -> None:
+    """The server's Stop hand-off fails in the background (a folder given as the transcript):
+    the next hook call of that session answers with a systemMessage saying so, once; doctor
+    shows it as the last hook failure until a hand-off works again."""
+    stop = {"event": "Stop", "session_id": "s1", "transcript_path": str(tmp_path), "cwd": str(project_dir)}
+    async with mcp_session(project_dir, store_url) as s:
+        assert text_of(await s.call_tool(HOOK_TOOL, stop)) == "{}"
+        deadline = time.monotonic() + 30
+        while spool.hand_offs(spool.spool_dir()) and time.monotonic() < deadline:
+            await asyncio.sleep(0.1)
+        told = json.loads(text_of(await s.call_tool(HOOK_TOOL, _tool_use("toolu_n1", session_id="s1"))))
+        assert "could not save the hand-off after the last answer" in told["systemMessage"]
+        assert "is not a file" in told["systemMessage"] and "Fix:" in told["systemMessage"]
+        again = await s.call_tool(HOOK_TOOL, _tool_use("toolu_n2", session_id="s1"))
+        assert text_of(again) == "{}"  # once per session
+        other = json.loads(text_of(await s.call_tool(HOOK_TOOL, _tool_use("toolu_n3", session_id="s9"))))
+        assert "systemMessage" in other  # a session not told yet
+    doctor = run(store_url, "--json", "doctor", cwd=project_dir)
+    check = {c["name"]: c for c in json.loads(doctor.stdout)["checks"]}["claude code hook failures"]
+    assert check["status"] == "warn" and "Stop" in check["detail"] and "is not a file" in check["detail"]

@@ -1,10 +1,12 @@
 """The surfaces agree on the project folder and show which key pays: `doctor` and `status`
-(in-process CLI), and a hook run as Claude Code runs it (a real process)."""
+(in-process CLI), and a hook run as Claude Code runs it (a real process); the session id file is
+trusted only as a short id in a plain file."""
 
 from __future__ import annotations
 
 import json
 import shutil
+import uuid
 from pathlib import Path
 
 import pytest
@@ -104,3 +106,51 @@ def test_a_hook_uses_claude_project_dir_before_the_payloads_cwd(
     assert not (elsewhere / ".claude_session_id").exists()
     status = run_cli(store_url, "--project", str(project_dir), "--json", "status")
     assert json.loads(status.stdout)["version"] == 1
+
+
+def test_a_session_id_file_that_is_a_link_is_never_followed(
+    store_url: str, project_dir: Path, tmp_path: Path
+) -> None:
+    """A repository shipping ``.claude_session_id -> ../.git-credentials``: the credential never
+    becomes the id (shown by status, sent to the model, in every store key); a read sees no brain,
+    a write is refused with the fix, and the link's target is left alone."""
+    credentials = tmp_path / ".git-credentials"
+    credentials.write_text("https://me:ghp_secret0123456789abcdefghij@github.com\n")
+    (project_dir / ".claude_session_id").symlink_to(credentials)
+    status = run_cli(store_url, "--project", str(project_dir), "--json", "status")
+    assert status.returncode == 0 and b"ghp_secret" not in status.stdout + status.stderr
+    assert json.loads(status.stdout)["has_state"] is False
+    write = run_cli(store_url, "--project", str(project_dir), "checkpoint", "-m", "Current task: x")
+    assert write.returncode != 0 and b"ghp_secret" not in write.stdout + write.stderr
+    assert b"is a symbolic link" in write.stderr and b"delete" in write.stderr
+    assert credentials.read_text().startswith("https://me:")
+
+
+@pytest.mark.parametrize(
+    "content",
+    ["{ic}:state\n", "a" * 65, "../../etc\n", "name with spaces", "\x1b[31mred"],
+    ids=["hash-tag", "too-long", "path", "spaces", "escape"],
+)
+def test_a_session_id_is_a_short_run_of_safe_characters(
+    store_url: str, project_dir: Path, content: str
+) -> None:
+    (project_dir / ".claude_session_id").write_text(content)
+    write = run_cli(store_url, "--project", str(project_dir), "checkpoint", "-m", "Current task: x")
+    assert write.returncode != 0 and b"does not hold a session id" in write.stderr, write.stderr
+
+
+def test_a_new_session_id_is_a_uuid_and_a_name_of_safe_characters_is_kept(
+    store_url: str, project_dir: Path
+) -> None:
+    assert (
+        run_cli(store_url, "--project", str(project_dir), "checkpoint", "-m", "Current task: x").returncode
+        == 0
+    )
+    created = (project_dir / ".claude_session_id").read_text().strip()
+    assert str(uuid.UUID(created)) == created
+    named = project_dir / "sub"
+    (named / ".git").mkdir(parents=True)
+    (named / ".claude_session_id").write_text("team-brain_2.0\n")
+    assert run_cli(store_url, "--project", str(named), "checkpoint", "-m", "Current task: y").returncode == 0
+    status = json.loads(run_cli(store_url, "--project", str(named), "--json", "status").stdout)
+    assert status["session_id"] == "team-brain_2.0"

@@ -46,7 +46,7 @@ def test_install_endless_chooses_a_port_for_the_user_and_uninstall_removes_it(tm
     project.mkdir()
     env = cli_env(tmp_path)
     done = subprocess.run(
-        [*CLI, "--project", str(project), "install", "claude-code", "--endless"],
+        [*CLI, "--project", str(project), "install", "claude-code", "--endless", "--scope", "project"],
         env=env,
         capture_output=True,
         text=True,
@@ -60,7 +60,17 @@ def test_install_endless_chooses_a_port_for_the_user_and_uninstall_removes_it(tm
     assert "SessionStart" in settings["hooks"]
     assert (tmp_path / "data" / "proxy" / "config.json").stat().st_mode & 0o777 == 0o600
     done = subprocess.run(
-        [*CLI, "--project", str(project), "install", "claude-code", "--uninstall", "--endless"],
+        [
+            *CLI,
+            "--project",
+            str(project),
+            "install",
+            "claude-code",
+            "--uninstall",
+            "--endless",
+            "--scope",
+            "project",
+        ],
         env=env,
         capture_output=True,
         text=True,

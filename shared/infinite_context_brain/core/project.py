@@ -13,7 +13,9 @@ Every entry point (CLI, MCP, LSP, hooks, notebook) goes through both, usually vi
 
 from __future__ import annotations
 
+import errno
 import os
+import re
 import stat
 import uuid
 from dataclasses import dataclass, field
@@ -46,38 +48,46 @@ class Project:
 
 def _find_upward(start: Path, name: str) -> Path | None:
     for folder in (start, *start.parents):
-        if (folder / name).exists():
+        if os.path.lexists(folder / name):  # a link counts as there (and is refused when read)
             return folder
     return None
 
 
 SESSION_FILE_MAX_BYTES = 4096
+#: what a session id may be: it names the brain in every store key and is shown to the model, so
+#: only a short run of safe characters (a UUID when we create it; a user may write a name)
+SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+SESSION_ID_RULE = "one line of at most 64 letters, digits, '.', '_' or '-'"
 
 
-def _read_session_id(path: Path) -> str | None:
-    """The id in ``path``, or None when it is not a small regular text file. Opened without
-    blocking and checked before reading: a FIFO would hang, ``/dev/zero`` never ends."""
+def _read_session_id(path: Path) -> tuple[str | None, str]:
+    """(the id in ``path``, or None and why not). Only a small regular file is read, opened
+    without following a link (a repository may ship the name as a link to a credential file)
+    and without blocking (a FIFO would hang, ``/dev/zero`` never ends)."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    except OSError:
-        return None
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return None, "is a symbolic link; infinite-context never follows it"
+        return None, f"cannot be read ({exc.strerror})"
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
+            return None, "is not a regular file"
         raw = os.read(fd, SESSION_FILE_MAX_BYTES + 1)
-    except OSError:
-        return None
+    except OSError as exc:
+        return None, f"cannot be read ({exc.strerror})"
     finally:
         os.close(fd)
     if len(raw) > SESSION_FILE_MAX_BYTES:
-        return None
+        return None, f"is larger than {SESSION_FILE_MAX_BYTES} bytes"
     try:
         text = raw.decode("utf-8").strip()
     except UnicodeDecodeError:
-        return None
-    # Accept any non-empty single-line id (the seed wrote UUIDs; users may write a name).
+        return None, "is not UTF-8 text"
     first = text.splitlines()[0].strip() if text else ""
-    return first if first and len(first) <= 200 and all(c.isprintable() for c in first) else None
+    if not SESSION_ID.fullmatch(first):
+        return None, f"does not hold a session id ({SESSION_ID_RULE})"
+    return first, ""
 
 
 def find_root(start: Path) -> Path:
@@ -151,7 +161,7 @@ def resolve_project(start: Path | str | None = None, *, create: bool = True) -> 
     folder = raw.expanduser().absolute()
     root = find_root(raw)
     id_file = root / SESSION_FILE
-    session_id = _read_session_id(id_file) if id_file.exists() else None
+    session_id = _read_session_id(id_file)[0] if os.path.lexists(id_file) else None
     if session_id is None:
         if not create:
             return Project(root=root, session_id="", folder=folder)
@@ -179,10 +189,10 @@ def _publish_session_id(id_file: Path, candidate: str) -> str:
         ) from None
     finally:
         tmp.unlink(missing_ok=True)
-    existing = _read_session_id(id_file)
+    existing, problem = _read_session_id(id_file)
     if existing is None:
         raise StorageUnavailable(
-            f"{id_file} exists but holds no usable session id",
-            fix=f"delete {id_file} (a new id is created) or write one line with the id",
+            f"{id_file} {problem}",
+            fix=f"delete {id_file} (a new id is created) or make it a file holding {SESSION_ID_RULE}",
         )
     return existing

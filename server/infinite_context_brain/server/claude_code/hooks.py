@@ -1,19 +1,18 @@
-"""Claude Code hook handlers: ``infinite-context hook <event>`` with Claude Code's JSON on stdin.
+"""What each Claude Code hook does, whichever way it arrives.
 
-A hook must never break the user's session: every handler exits 0, logs its own failures to
-stderr as JSON lines, and writes nothing to stdout but the JSON Claude Code documents for that
-event. Each handler parses the payload and makes one core call.
+Three ways in, one dispatch (``dispatch``, by the event's action in ``events``):
 
-With ``install claude-code --hooks mcp`` (what ``auto`` picks for Claude Code 2.1.118+),
-PostToolUse and Stop do not come here: they are ``mcp_tool`` calls to the running MCP server
-(``hook_calls.py``). As commands, PostToolUse, Stop and SessionEnd are deferred (``spool``):
-the hook queues the payload and returns in milliseconds, and one detached worker runs the handler
-below, so Claude Code never waits on a merge and never cancels one when a ``-p`` run ends.
-Stop writes the hand-off after every answer (it ran in every real run; SessionEnd does not
-when Claude Code exits early); SessionEnd and PreCompact stay, and the transcript cursor makes
-the repeats cost nothing.
-SessionStart first lets queued hand-offs finish, so the session after ``/clear`` sees the one
-before it. When the queue cannot be written, the deferred handler runs inline (the fallback).
+- a command hook that runs here (SessionStart, PreCompact, or a deferred one whose queue cannot
+  be written): ``command.run`` -> ``run_command``;
+- a queued record (PostToolUse, Stop, SessionEnd as commands), run by the spool's worker or by
+  SessionStart: ``run_record``, with the settings the record carries;
+- an ``mcp_tool`` call to the running MCP server (PostToolUse, Stop): ``hook_calls`` ->
+  ``dispatch`` on the server's brain.
+
+SessionStart first waits for the hand-offs still running of its project (``settle``: queued
+records, a worker's, the MCP server's delayed Stop), within its hook timeout, so the session
+after ``/clear`` sees the one before it. A failure is logged, kept for the user (``failures``)
+and said once per session as ``systemMessage``; a hook always exits 0.
 
 The project is the one Claude Code works in, decided by ``project.locate_project``: ``--project``,
 else ``PROJECT_ROOT``, else ``CLAUDE_PROJECT_DIR``, else the payload's ``cwd``.
@@ -22,40 +21,66 @@ else ``PROJECT_ROOT``, else ``CLAUDE_PROJECT_DIR``, else the payload's ``cwd``.
 from __future__ import annotations
 
 import logging
+import os
 import sys
+import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from .spool import EVENTS
+import orjson
 
-if TYPE_CHECKING:
-    from infinite_context_brain.core.brain import ProjectBrain
-    from infinite_context_brain.core.config import Settings
+from infinite_context_brain.core.brain import ProjectBrain
+from infinite_context_brain.core.config import Settings, load_settings
+from infinite_context_brain.core.errors import InfiniteContextError, StorageUnavailable
+from infinite_context_brain.core.files import NotOwned, owned_dir
+from infinite_context_brain.core.logs import level_from_env, setup_logging
+from infinite_context_brain.core.project import find_root, locate_project
+from infinite_context_brain.core.transcript.handoff import checkpoint_from_transcript
+
+from ..proxy.process import ensure_for_hook
+from . import failures, replay, spool
+from .events import Event, settle_seconds
 
 log = logging.getLogger("infinite_context_brain.hooks")
 
-Handler = Callable[[dict[str, Any], Path | None], dict[str, Any] | None]
 
+@dataclass(frozen=True)
+class HookCall:
+    """One hook call as its handler sees it."""
 
-def _client_cwd(payload: dict[str, Any]) -> str | None:
-    cwd = payload.get("cwd")
-    return cwd if isinstance(cwd, str) and cwd else None
+    event: Event
+    payload: dict[str, Any]
+    settings: Settings
+    #: ``--project`` of the hook's command line
+    project: Path | None = None
+    #: the folder the hook ran in (a queued record's): the project's last resort
+    cwd: str | None = None
 
+    @property
+    def session(self) -> str | None:
+        value = self.payload.get("session_id")
+        return value if isinstance(value, str) and value else None
 
-def _settings() -> Settings:
-    from infinite_context_brain.core.config import load_settings
-    from infinite_context_brain.core.logs import setup_logging
+    def client_cwd(self) -> str | None:
+        cwd = self.payload.get("cwd")
+        return cwd if isinstance(cwd, str) and cwd else self.cwd
 
-    settings = load_settings()
-    setup_logging(settings.log_level)  # a level set only in .env takes effect from here on
-    return settings
+    def root(self) -> Path:
+        """The folder this call's brain is keyed on (nothing is created)."""
+        return find_root(locate_project(self.project, self.settings, self.client_cwd()))
 
-
-def _brain(payload: dict[str, Any], explicit: Path | None, settings: Settings | None = None) -> ProjectBrain:
-    from infinite_context_brain.core.brain import ProjectBrain
-
-    return ProjectBrain.open(explicit, settings or _settings(), client_cwd=_client_cwd(payload))
+    def open_brain(self) -> ProjectBrain:
+        data = self.settings.resolved_data_dir()
+        if data.exists():
+            try:
+                owned_dir(str(data))
+            except NotOwned as exc:
+                raise StorageUnavailable(
+                    str(exc), fix=f"remove {data} (or set INFINITE_CONTEXT_DATA_DIR to a folder of yours)"
+                ) from None
+        return ProjectBrain.open(self.project, self.settings, client_cwd=self.client_cwd())
 
 
 #: Claude Code moves additionalContext past 10,000 characters to a file; stay well below.
@@ -68,26 +93,12 @@ _SOURCES = {
 }
 
 
-def session_start(payload: dict[str, Any], project: Path | None) -> dict[str, Any] | None:
-    """Reload the brain into the new context (only when there is one)."""
-    source = str(payload.get("source") or "startup")
-    from ..proxy.process import ensure_for_hook
-    from .spool import settle
-
-    settings = _settings()
-    # live endless mode: up before the first request, and the listener on its port is ours
-    advice = ensure_for_hook(settings.resolved_data_dir())
-    if advice is not None and advice.stop:  # Claude Code 2.1 shows it; a later one may also stop
-        return {"continue": False, "stopReason": advice.message, "systemMessage": advice.message}
-    warning = {"systemMessage": advice.message} if advice is not None else {}
-    try:
-        settle()  # the hand-off of the session that just ended (/clear) comes first
-    except OSError as exc:
-        log.warning("queued hand-offs not settled: %s", exc)
-    with _brain(payload, project, settings) as brain:
-        result = brain.resume()  # within settings.resume_tokens
+def resume(call: HookCall, brain: ProjectBrain) -> dict[str, Any] | None:
+    """SessionStart: the brain into the new context (only when there is one)."""
+    source = str(call.payload.get("source") or "startup")
+    result = brain.resume()  # within settings.resume_tokens
     if result.state is None:
-        return warning or None
+        return None
     head = (
         f"{_SOURCES.get(source, '')} infinite-context saved this project's context (version "
         f"{result.state.meta.version}); continue from it, and call the `checkpoint` tool after "
@@ -96,20 +107,14 @@ def session_start(payload: dict[str, Any], project: Path | None) -> dict[str, An
     text = head + result.markdown
     if len(text) > ADDITIONAL_CONTEXT_CHARS:
         text = text[: ADDITIONAL_CONTEXT_CHARS - 1] + "…"
-    return {**warning, "hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}}
+    return {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}}
 
 
-def _hand_off(payload: dict[str, Any], project: Path | None, reason: str) -> None:
-    with _brain(payload, project) as brain:
-        hand_off(brain, payload, reason)
-
-
-def hand_off(brain: ProjectBrain, payload: dict[str, Any], reason: str) -> None:
-    """The hand-off of the payload's transcript into ``brain``, logged (also the MCP server's,
-    for an ``mcp_tool`` Stop hook)."""
-    from infinite_context_brain.core.transcript.handoff import checkpoint_from_transcript
-
-    done = checkpoint_from_transcript(brain, payload.get("transcript_path"), reason)
+def hand_off(call: HookCall, brain: ProjectBrain) -> dict[str, Any] | None:
+    """Stop, SessionEnd, PreCompact: what the transcript added since the last hand-off becomes a
+    checkpoint (a no-op when nothing is new)."""
+    reason = call.event.reason(call.payload)
+    done = checkpoint_from_transcript(brain, call.payload.get("transcript_path"), reason)
     version = done.checkpoint.version if done.checkpoint else None
     log.info(
         "hand-off %s: %s",
@@ -117,81 +122,122 @@ def hand_off(brain: ProjectBrain, payload: dict[str, Any], reason: str) -> None:
         f"checkpoint v{version}" if version else "nothing new since the last one",
         extra={"transcript": done.transcript, "from": done.from_offset, "to": done.to_offset},
     )
-
-
-def session_end(payload: dict[str, Any], project: Path | None) -> dict[str, Any] | None:
-    """Checkpoint what the ending session added (reason clear, logout, exit, other)."""
-    _hand_off(payload, project, f"session-end:{payload.get('reason') or 'other'}")
     return None
 
 
-def stop(payload: dict[str, Any], project: Path | None) -> dict[str, Any] | None:
-    """Checkpoint what the last turn added (after every answer; a no-op when nothing is new)."""
-    _hand_off(payload, project, "stop")
-    return None
-
-
-def pre_compact(payload: dict[str, Any], project: Path | None) -> dict[str, Any] | None:
-    """Checkpoint before Claude Code compacts the context (trigger manual or auto)."""
-    _hand_off(payload, project, f"pre-compact:{payload.get('trigger') or 'auto'}")
-    return None
-
-
-def post_tool_use(payload: dict[str, Any], project: Path | None) -> dict[str, Any] | None:
-    with _brain(payload, project) as brain:
-        obs = brain.observe(payload)
+def observe(call: HookCall, brain: ProjectBrain) -> dict[str, Any] | None:
+    """PostToolUse: the tool result's observation."""
+    obs = brain.observe(call.payload)
     log.debug("observation stored", extra={"tool_use_id": obs.tool_use_id, "tokens": obs.tokens})
     return None
 
 
-HANDLERS: dict[str, Handler] = {
-    "session-start": session_start,
-    "session-end": session_end,
-    "pre-compact": pre_compact,
-    "post-tool-use": post_tool_use,
-    "stop": stop,
+ACTIONS: dict[str, Callable[[HookCall, ProjectBrain], dict[str, Any] | None]] = {
+    "resume": resume,
+    "hand-off": hand_off,
+    "observe": observe,
 }
 
 
-def run_hook(event: str, raw: bytes, project: Path | None = None, *, queue: bool = True) -> int:
-    """Run one hook on the raw stdin bytes (a deferred one is queued unless ``queue`` is False);
-    always returns 0."""
-    name = EVENTS.get(event, event)
-    handler = HANDLERS.get(name)
-    if handler is None:
-        log.error("unknown hook event %r; known: %s", event, ", ".join(sorted(HANDLERS)))
-        return 0
-    from .spool import DEFERRED, defer
+def dispatch(call: HookCall, brain: ProjectBrain) -> dict[str, Any] | None:
+    """The one place an event meets its handler; returns the hook's JSON output, if any."""
+    return ACTIONS[call.event.action](call, brain)
 
-    if queue and name in DEFERRED:
-        try:
-            problem = defer(name, raw, str(project) if project is not None else None)
-        except OSError as exc:  # no queue (data folder not writable, disk full): run it here
-            log.warning("hook %s: queue unavailable (%s); running inline", name, exc)
-        else:
-            if problem is not None:
-                log.error("hook %s: %s", name, problem)
-            return 0
-    import orjson
 
+def settle(call: HookCall) -> replay.Settled:
+    """The hand-offs still running for this call's project, waited for (and run here when no
+    one else is at them) within SessionStart's timeout."""
     try:
-        payload = orjson.loads(raw) if raw.strip() else None
-    except orjson.JSONDecodeError as exc:
-        log.error("hook %s: stdin is not JSON (%s); nothing done", name, exc)
-        return 0
-    if not isinstance(payload, dict):
-        log.error("hook %s: expected a JSON object on stdin from Claude Code; nothing done", name)
-        return 0
-    try:
-        output = handler(payload, project)
-    except Exception as exc:  # a hook never breaks the session; the log says what went wrong
-        from infinite_context_brain.core.errors import InfiniteContextError
+        folder = spool.open_spool()
+    except FileNotFoundError:
+        return replay.Settled()  # nothing was ever queued
+    except NotOwned as exc:
+        log.error("queued hand-offs not read: %s", exc)
+        return replay.Settled()
+    root = call.root()
 
+    def ours(record: replay.Record) -> bool:
+        mine = HookCall(record.event, record.payload, record.settings(), _path(record.project), record.cwd)
+        return mine.root() == root
+
+    return replay.settle(folder, run_record, time.monotonic() + settle_seconds(), ours)
+
+
+def _path(value: str | None) -> Path | None:
+    return Path(value) if value else None
+
+
+def say(output: dict[str, Any] | None, message: str | None) -> dict[str, Any] | None:
+    """``output`` with ``message`` added to what the user is shown (``systemMessage``)."""
+    if not message:
+        return output
+    before = (output or {}).get("systemMessage")
+    return {**(output or {}), "systemMessage": f"{before}\n{message}" if before else message}
+
+
+def run(call: HookCall) -> dict[str, Any] | None:
+    """A hook call run to its end in this process, on a brain opened for it."""
+    still_running: list[str] = []
+    warning = None
+    if call.event.action == "resume":
+        # live endless mode: up before the first request, and the listener on its port is ours
+        advice = ensure_for_hook(call.settings.resolved_data_dir())
+        if advice is not None and advice.stop:  # Claude Code 2.1 shows it; a later one may also stop
+            return {"continue": False, "stopReason": advice.message, "systemMessage": advice.message}
+        warning = advice.message if advice is not None else None
+        still_running = settle(call).running  # the session that just ended (/clear) comes first
+    with call.open_brain() as brain:
+        output = say(dispatch(call, brain), warning)
+    if still_running:
+        log.warning("hand-offs still running after %.0f s: %s", settle_seconds(), ", ".join(still_running))
+        output = say(
+            output,
+            "infinite-context is still saving the previous session's hand-off (a long transcript); "
+            "ask Claude to call the `resume` tool in a minute to load it.",
+        )
+    return output
+
+
+def run_record(record: replay.Record) -> None:
+    """Run a queued record as its hook would have run (the spool's ``Runner``)."""
+    run(HookCall(record.event, record.payload, record.settings(), _path(record.project), record.cwd))
+
+
+def run_command(event: Event, payload: dict[str, Any], project: str | None) -> int:
+    """A command hook run here (``command.run``): its output on stdout; always returns 0."""
+    setup_logging(level_from_env())
+    data_dir = spool.data_dir()
+    session = payload.get("session_id") if isinstance(payload.get("session_id"), str) else None
+    try:
+        settings = load_settings()
+        setup_logging(settings.log_level)  # a level set only in .env takes effect from here on
+        output = run(HookCall(event, payload, settings, _path(project)))
+    except Exception as exc:  # a hook never breaks the session; the log and the user hear why
         if isinstance(exc, InfiniteContextError):
-            log.error("hook %s: %s", name, exc.message, extra={"fix": exc.fix, "code": exc.code})
+            log.error("hook %s: %s", event.command, exc.message, extra={"fix": exc.fix, "code": exc.code})
+            message, fix = exc.message, exc.fix
         else:
-            log.exception("hook %s failed", name)
-        return 0
+            log.exception("hook %s failed", event.command)
+            message, fix = f"{type(exc).__name__}: {exc}", None
+        failures.record(data_dir, event.name, message, fix, session)
+        failures.told(data_dir, session)
+        output = {"systemMessage": failures.text(event.name, message, fix)}
+    else:
+        failures.resolved(data_dir, event.name)
+        output = say(output, failures.notice(data_dir, session))
     if output is not None:
         sys.stdout.write(orjson.dumps(output).decode() + "\n")
+    return 0
+
+
+def worker_main(argv: list[str]) -> int:
+    """``python -m infinite_context_brain.server.claude_code.worker <spool folder>``."""
+    setup_logging(level_from_env())
+    folder = argv[0] if argv else spool.spool_dir()
+    try:
+        spool.open_spool(folder)
+    except (OSError, NotOwned) as exc:
+        log.error("spool %s not used: %s", folder, exc)
+        return 0
+    replay.work(os.path.abspath(folder), run_record)
     return 0

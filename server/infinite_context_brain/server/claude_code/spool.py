@@ -1,66 +1,63 @@
-"""Deferred hooks: PostToolUse, Stop and SessionEnd return at once; one worker runs them.
+"""The queue of deferred hooks: PostToolUse, Stop and SessionEnd return at once; a worker runs them.
 
 Claude Code waits for a command hook (or, for an ``async`` one, cancels it when a ``-p`` run ends,
 and then skips SessionEnd). So these hooks only queue their payload and leave: a record is one
-file in ``<data dir>/spool`` (folder 0700, files 0600), written under a temporary name and renamed,
-so a reader never sees half a record and concurrent hooks never collide. Records are only ever
-added by hooks and removed by the worker once their handler has run; names sort by time.
+file in ``<data dir>/spool`` (folder 0700, files 0600) named ``<time>-<pid>.<sub-command>.rec``,
+written under a temporary name and renamed, so a reader never sees half a record and concurrent
+hooks never collide. A record holds the hook's payload, its working folder, ``--project`` and
+routing environment (the ``INFINITE_CONTEXT_*`` names, ``REDIS_URL``, ``PROJECT_ROOT``,
+``CLAUDE_*`` folders; never a key): everything its handler's settings are built from.
 
-The worker (``python -m infinite_context_brain.server.claude_code.spool <folder>``, started
-detached by the hook when none is alive) replays each record as the hook would have run it inline: the
-hook's working
-folder, ``--project`` and routing environment (the ``INFINITE_CONTEXT_*`` names, ``REDIS_URL``,
-``PROJECT_ROOT``, ``CLAUDE_*`` folders; never a key), then ``hooks.HANDLERS``. A record is
-removed only after its handler returned, so a killed worker loses nothing (the next one replays
-it; storing an observation and the transcript hand-off are both idempotent). A record whose store
-is unreachable or whose settings are broken stays for the next worker; one whose payload is wrong
-is dropped with an error line; one that crashed the handler moves to ``spool/failed``. The
-worker's log is ``spool/worker.log``.
+Whoever runs a record first claims it (an exclusive ``flock`` on the record file) and removes it
+only after its handler returned, so a killed process loses nothing and two never run one record.
+The MCP server queues the hand-offs of its ``mcp_tool`` Stop hooks here too, claimed from the
+start (``hold``): so "the hand-offs still running" is one thing, the hand-off records in this
+folder, whoever holds them (``hand_offs``), and SessionStart waits for exactly those.
 
-Two locks: ``alive.lock`` is held by the worker for its whole life (a hook starts a worker only
-when it is free), ``busy.lock`` while records are being replayed (``settle`` takes it to replay
-pending hand-offs in the calling process when no worker is at it). The worker lingers a moment
-for the next tool call, then leaves; after letting go of ``alive.lock`` it looks once more, so a
-record queued while it was leaving is never stranded.
+The worker (``python -m infinite_context_brain.server.claude_code.worker <folder>``, started
+detached by a hook when none is alive; ``replay.py`` is its loop) holds ``alive.lock`` for its
+life. Nothing foreign is used: the data folder, this folder and each record must belong to the
+user and be writable by no one else (``NotOwned`` otherwise).
 
-This module imports only the standard library at the top: the hook path runs on every tool call.
-The spool folder comes from ``INFINITE_CONTEXT_DATA_DIR`` in the environment or the platform's data
-folder (``Settings.resolved_data_dir``'s default); a data folder set only in ``.env`` is not read
-here (parsing it would cost every hook its speed), which only moves the queue, not the brain.
+This module needs nothing beyond the standard library (``core.files`` and ``events`` are the
+same): the hook path runs on every tool call. The
+folder comes from ``INFINITE_CONTEXT_DATA_DIR`` in the environment or the platform's data folder
+(``Settings.resolved_data_dir``'s default); a data folder set only in ``.env`` is not read here
+(parsing it would cost every hook its speed), which only moves the queue, not the brain.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
+import json
 import os
+import stat
 import sys
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager, suppress
 
-#: Claude Code's event names -> our sub-commands (the installer wires exactly these; both
-#: spellings are accepted on the command line). Here, not in ``hooks``, so ``launch`` reads it
-#: without importing logging.
-EVENTS = {
-    "SessionStart": "session-start",
-    "SessionEnd": "session-end",
-    "PreCompact": "pre-compact",
-    "PostToolUse": "post-tool-use",
-    "Stop": "stop",
-}
-#: hook sub-commands that are queued and run by the worker
-DEFERRED = ("post-tool-use", "stop", "session-end")
-#: hand-offs a new session must see before it resumes (``settle``)
-HAND_OFFS = ("stop", "session-end")
+from infinite_context_brain.core.files import NotOwned, foreign, owned_dir
+
+from .events import BY_COMMAND
+
+#: ``typing.TYPE_CHECKING`` without importing ``typing`` (this module is on every hook's path)
+TYPE_CHECKING = False
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
 _ROUTING_NAMES = frozenset(
     {"REDIS_URL", "PROJECT_ROOT", "CLAUDE_PROJECT_DIR", "CLAUDE_CONFIG_DIR", "LOG_LEVEL", "GEMINI_MODEL"}
 )
 _SECRET_MARKS = ("KEY", "TOKEN", "SECRET", "PASSWORD")
-#: seconds the worker waits for more records before it leaves
-LINGER_SECONDS = 2.0
+#: the record file's suffix; a name is ``<time>-<pid>.<sub-command>.rec``
+SUFFIX = ".rec"
 _LOG_LIMIT = 1_000_000
+RECORD_VERSION = 2
 
 
-def _routing(name: str) -> bool:
+def routing(name: str) -> bool:
+    """An environment variable a record carries: it decides which brain and store a hook uses."""
     if not (name.startswith("INFINITE_CONTEXT_") or name in _ROUTING_NAMES):
         return False
     return not any(mark in name.upper() for mark in _SECRET_MARKS)
@@ -70,81 +67,180 @@ def data_dir() -> str:
     """``Settings.resolved_data_dir()`` as the environment gives it, without pydantic."""
     given = os.environ.get("INFINITE_CONTEXT_DATA_DIR", "").strip()
     if given:
-        return os.path.expanduser(given)
+        return os.path.abspath(os.path.expanduser(given))
     if sys.platform.startswith("linux"):  # platformdirs' rule, without importing it
         base = os.environ.get("XDG_DATA_HOME", "").strip() or os.path.expanduser("~/.local/share")
         return os.path.join(base, "infinite-context")
     from platformdirs import user_data_dir
 
-    return user_data_dir("infinite-context", appauthor=False)
+    return str(user_data_dir("infinite-context", appauthor=False))
 
 
 def spool_dir() -> str:
     return os.path.join(data_dir(), "spool")
 
 
-def _check_payload(kind: str, raw: bytes) -> str | None:
-    """What is wrong with the payload (None: fine), checked before it is queued."""
-    import json
+def open_spool(folder: str | None = None, *, create: bool = False) -> str:
+    """The spool folder, checked with its data folder (``files.owned_dir``)."""
+    folder = folder or spool_dir()
+    owned_dir(os.path.dirname(folder), create=create)
+    return owned_dir(folder, create=create)
 
-    try:
-        payload = json.loads(raw) if raw.strip() else None
-    except ValueError as exc:
-        return f"stdin is not JSON ({exc}); nothing done"
-    if not isinstance(payload, dict):
-        return "expected a JSON object on stdin from Claude Code; nothing done"
-    if kind == "post-tool-use":
-        for name in ("tool_use_id", "tool_name"):
-            if not isinstance(payload.get(name), str) or not payload.get(name):
-                return f"{name}: missing from the hook payload (configure this as a PostToolUse hook)"
+
+def kind_of(name: str) -> str | None:
+    """The sub-command a record's file name says (None: not a record name this version wrote)."""
+    parts = name.split(".")
+    if len(parts) == 3 and "." + parts[2] == SUFFIX and parts[1] in BY_COMMAND:
+        return parts[1]
     return None
 
 
-def enqueue(kind: str, raw: bytes, project: str | None = None, folder: str | None = None) -> str:
-    """Queue one hook payload (``raw``: Claude Code's JSON object) and return the record's path."""
-    import json
-
-    folder = folder or spool_dir()
-    if not os.path.isdir(folder):
-        os.makedirs(os.path.dirname(folder), mode=0o700, exist_ok=True)  # the data dir, if new
-        os.makedirs(folder, mode=0o700, exist_ok=True)
-    env = {name: value for name, value in os.environ.items() if _routing(name)}
-    head = json.dumps(
-        {"v": 1, "kind": kind, "cwd": os.getcwd(), "project": project, "env": env, "at": time.time()}
-    )
-    # Raw line breaks in valid JSON are whitespace between tokens (inside strings they must be
-    # escaped), so the payload goes in as it came, on one line.
-    body = raw.strip().replace(b"\r", b" ").replace(b"\n", b" ")
-    record = head[:-1].encode() + b', "payload": ' + body + b"}\n"
-    name = f"{time.time_ns():020d}-{os.getpid()}-{kind}"
-    tmp = os.path.join(folder, f".{name}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-    try:
-        view = memoryview(record)
-        while view:
-            view = view[os.write(fd, view) :]
-    finally:
-        os.close(fd)
-    final = os.path.join(folder, name + ".rec")
-    os.rename(tmp, final)
-    return final
-
-
 def pending(folder: str, kinds: tuple[str, ...] | None = None) -> list[str]:
-    """Queued record names, oldest first (``kinds``: only those hooks)."""
+    """Queued record names, oldest first (``kinds``: only those sub-commands; a name of an older
+    version's form counts as any kind: its record says)."""
     try:
         names = os.listdir(folder)
     except FileNotFoundError:
         return []
-    return sorted(
-        n for n in names if n.endswith(".rec") and (kinds is None or n[:-4].rsplit("-", 1)[-1] in kinds)
+    records = (n for n in names if n.endswith(SUFFIX) and not n.startswith("."))
+    return sorted(n for n in records if kinds is None or kind_of(n) in (*kinds, None))
+
+
+def hand_offs(folder: str) -> list[str]:
+    """The hand-offs still to run or running (``events``: action ``hand-off``), oldest first."""
+    return pending(folder, tuple(e.command for e in BY_COMMAND.values() if e.action == "hand-off"))
+
+
+def _record_bytes(kind: str, payload: bytes, project: str | None, env: Mapping[str, str], cwd: str) -> bytes:
+    head = json.dumps(
+        {
+            "v": RECORD_VERSION,
+            "kind": kind,
+            "cwd": cwd,
+            "project": project,
+            "env": {name: value for name, value in env.items() if routing(name)},
+            "at": time.time(),
+        }
     )
+    # Raw line breaks in valid JSON are whitespace between tokens (inside strings they must be
+    # escaped), so the payload goes in as it came, on one line.
+    body = payload.strip().replace(b"\r", b" ").replace(b"\n", b" ")
+    return head[:-1].encode() + b', "payload": ' + body + b"}\n"
+
+
+def _write_new(tmp: str, data: bytes) -> int:
+    """Create ``tmp`` (0600, never through a link) holding ``data``; returns its open fd. Nothing
+    is left behind when writing fails (a full disk): the partial file is removed."""
+    fd = os.open(tmp, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+    except BaseException:
+        os.close(fd)
+        os.unlink(tmp)
+        raise
+    return fd
+
+
+def enqueue(
+    kind: str,
+    payload: bytes,
+    project: str | None = None,
+    folder: str | None = None,
+    *,
+    hold: bool = False,
+    env: Mapping[str, str] | None = None,
+    cwd: str | None = None,
+) -> Claim:
+    """Queue one hook payload (``payload``: Claude Code's JSON object, as valid JSON text) as a
+    hook run with ``env`` in ``cwd`` (default: this process's) and return its claim: released
+    at once, or held (``hold``) by the caller, who then runs it (``Claim.done``) or lets it go
+    for the worker (``Claim.release``)."""
+    if kind not in BY_COMMAND:
+        raise ValueError(f"{kind!r} is not a hook sub-command")
+    folder = open_spool(folder, create=True)
+    name = f"{time.time_ns():020d}-{os.getpid()}.{kind}{SUFFIX}"
+    tmp, final = os.path.join(folder, f".{name}.tmp"), os.path.join(folder, name)
+    record = _record_bytes(kind, payload, project, os.environ if env is None else env, cwd or os.getcwd())
+    fd = _write_new(tmp, record)
+    claim = Claim(final, fd)
+    try:
+        if hold:
+            fcntl.flock(fd, fcntl.LOCK_EX)  # taken before the name appears: no one else gets it
+        os.rename(tmp, final)
+    except BaseException:
+        claim.release()
+        os.unlink(tmp)
+        raise
+    if not hold:
+        claim.release()
+    return claim
+
+
+class Claim:
+    """A record and the open file holding its lock (``fd`` -1: released)."""
+
+    __slots__ = ("fd", "path")
+
+    def __init__(self, path: str, fd: int = -1) -> None:
+        self.path = path
+        self.fd = fd
+
+    def release(self) -> None:
+        """Let the record go (it stays queued for whoever comes next)."""
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+
+    def done(self) -> None:
+        """The record's handler returned: remove it, then let go."""
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self.path)
+        self.release()
+
+
+def open_record(path: str) -> int:
+    """A read-only fd on the record at ``path``: a plain file of the user's own that no one else
+    can write (``NotOwned`` otherwise; FileNotFoundError when it is gone). Never follows a link,
+    never blocks (a FIFO in its place)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+    except FileNotFoundError:
+        raise
+    except OSError as exc:  # ELOOP: a symlink in place of a record; EISDIR
+        raise NotOwned(f"record {path} is not a plain file ({exc.strerror})") from None
+    info = os.fstat(fd)
+    problem = "not a plain file" if not stat.S_ISREG(info.st_mode) else foreign(info)
+    if problem is not None:
+        os.close(fd)
+        raise NotOwned(f"record {path} is {problem}")
+    return fd
+
+
+def claim(path: str) -> Claim | None:
+    """The record at ``path`` claimed by this process, or None when someone else holds it or it
+    is gone. Raises ``NotOwned`` for a record that is not the user's own (``open_record``)."""
+    try:
+        fd = open_record(path)
+    except FileNotFoundError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        # Claimed after its owner removed it (done): the lock is on a file no longer queued.
+        if os.stat(path, follow_symlinks=False).st_ino != os.fstat(fd).st_ino:
+            raise FileNotFoundError(path)
+    except (BlockingIOError, FileNotFoundError):
+        os.close(fd)
+        return None
+    except BaseException:
+        os.close(fd)
+        raise
+    return Claim(path, fd)
 
 
 def _try_lock(path: str) -> int | None:
     """An fd holding an exclusive flock on ``path``, or None when someone else holds it."""
-    import fcntl
-
     fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -164,8 +260,14 @@ def worker_alive(folder: str) -> bool:
     return False
 
 
+def hold_alive(folder: str) -> int | None:
+    """``alive.lock`` for a worker's life (None: another worker is alive)."""
+    return _try_lock(os.path.join(folder, "alive.lock"))
+
+
 def ensure_worker(folder: str) -> None:
-    """Start a detached worker unless one is alive (it outlives Claude Code and this hook)."""
+    """Start a detached worker unless one is alive (it outlives Claude Code and this hook). Its
+    environment has no routing names: each record brings its own."""
     if worker_alive(folder):
         return
     log = os.path.join(folder, "worker.log")
@@ -174,164 +276,24 @@ def ensure_worker(folder: str) -> None:
             os.truncate(log, 0)
     except FileNotFoundError:
         pass
+    env = {name: value for name, value in os.environ.items() if not routing(name) or "LOG_LEVEL" in name}
     os.posix_spawn(
         sys.executable,
-        [sys.executable, "-m", "infinite_context_brain.server.claude_code.spool", folder],
-        os.environ,
+        [sys.executable, "-m", "infinite_context_brain.server.claude_code.worker", folder],
+        env,
         file_actions=[
             (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
-            (os.POSIX_SPAWN_OPEN, 1, log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600),
+            (os.POSIX_SPAWN_OPEN, 1, log, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o600),
             (os.POSIX_SPAWN_DUP2, 1, 2),
         ],
         setsid=True,  # its own session: Claude Code's clean-up of the hook does not reach it
     )
 
 
-def defer(kind: str, raw: bytes, project: str | None = None) -> str | None:
-    """The deferred hook itself: check, queue, make sure a worker runs. Returns an error message
-    for the hook's log (None: queued)."""
-    problem = _check_payload(kind, raw)
-    if problem is not None:
-        return problem
-    folder = spool_dir()
-    enqueue(kind, raw, project, folder)
+def defer(kind: str, payload: bytes, project: str | None = None) -> None:
+    """The deferred hook itself: queue, make sure a worker runs. ``payload`` must already be
+    checked (``payloads.parse``). Raises OSError when there is no queue, ``NotOwned`` when
+    the folder is not the user's own."""
+    folder = open_spool(create=True)
+    enqueue(kind, payload, project, folder)
     ensure_worker(folder)
-    return None
-
-
-# ---- the worker side (imports the handlers lazily) ------------------------------------------
-
-
-@contextmanager
-def _as_recorded(record: dict[str, object]) -> Iterator[None]:
-    """The hook's routing environment and working folder, put back afterwards."""
-    saved_env, saved_cwd = dict(os.environ), os.getcwd()
-    env = record.get("env")
-    env = env if isinstance(env, dict) else {}
-    for name in [n for n in os.environ if _routing(n)]:
-        del os.environ[name]
-    os.environ.update({str(k): str(v) for k, v in env.items()})
-    try:
-        cwd = record.get("cwd")
-        if isinstance(cwd, str) and os.path.isdir(cwd):
-            os.chdir(cwd)
-        yield
-    finally:
-        os.chdir(saved_cwd)
-        os.environ.clear()
-        os.environ.update(saved_env)
-
-
-def replay(path: str) -> str:
-    """Run one record's handler; returns what became of it: done, kept, dropped or failed."""
-    import json
-    import logging
-    from pathlib import Path
-
-    from infinite_context_brain.core.errors import ConfigError, InfiniteContextError, StorageUnavailable
-
-    from .hooks import HANDLERS
-
-    log = logging.getLogger("infinite_context_brain.spool")
-    try:
-        with open(path, "rb") as handle:
-            record = json.loads(handle.read())
-        kind, payload = record["kind"], record["payload"]
-        handler = HANDLERS[kind]
-        if not isinstance(payload, dict):
-            raise ValueError("payload is not a JSON object")
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        log.error("spool: unreadable record %s (%s); dropped", path, exc)
-        _unlink(path)
-        return "dropped"
-    project = record.get("project")
-    try:
-        with _as_recorded(record):
-            handler(payload, Path(project) if isinstance(project, str) else None)
-    except (StorageUnavailable, ConfigError) as exc:
-        log.error("spool: %s kept for the next run: %s", kind, exc.message, extra={"fix": exc.fix})
-        return "kept"
-    except InfiniteContextError as exc:
-        log.error("hook %s: %s", kind, exc.message, extra={"fix": exc.fix, "code": exc.code})
-        _unlink(path)
-        return "dropped"
-    except Exception:
-        log.exception("hook %s failed; record moved to spool/failed", kind)
-        failed = os.path.join(os.path.dirname(path), "failed")
-        os.makedirs(failed, mode=0o700, exist_ok=True)
-        os.replace(path, os.path.join(failed, os.path.basename(path)))
-        return "failed"
-    _unlink(path)
-    return "done"
-
-
-def _unlink(path: str) -> None:
-    with suppress(FileNotFoundError):
-        os.unlink(path)
-
-
-def drain(folder: str, kinds: tuple[str, ...] | None = None, kept: set[str] | None = None) -> int:
-    """Replay what is queued (``kinds``: only those) unless another process is replaying; returns
-    how many records were handled (-1: busy elsewhere). Records kept for later are added to
-    ``kept`` and not tried again by this caller."""
-    busy = _try_lock(os.path.join(folder, "busy.lock"))
-    if busy is None:
-        return -1
-    handled, kept = 0, kept if kept is not None else set()
-    try:
-        while True:
-            names = [n for n in pending(folder, kinds) if n not in kept]
-            if not names:
-                return handled
-            for name in names:
-                if replay(os.path.join(folder, name)) == "kept":
-                    kept.add(name)
-                else:
-                    handled += 1
-    finally:
-        os.close(busy)
-
-
-def settle(timeout: float = 5.0, folder: str | None = None) -> bool:
-    """Wait until no hand-off is queued (SessionStart after /clear must see the SessionEnd that
-    just ran), replaying them here when no worker is at it. True when none is left."""
-    folder = folder or spool_dir()
-    deadline = time.monotonic() + timeout
-    while pending(folder, HAND_OFFS):
-        if drain(folder, HAND_OFFS) >= 0 and not pending(folder, HAND_OFFS):
-            return True
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.02)
-    return True
-
-
-def work(folder: str, linger: float = LINGER_SECONDS) -> None:
-    """The worker's life: replay, linger for more, leave; look again after leaving."""
-    kept: set[str] = set()  # store unreachable, settings broken: the next worker tries again
-    while True:
-        alive = _try_lock(os.path.join(folder, "alive.lock"))
-        if alive is None:
-            return  # another worker is alive
-        try:
-            idle_since = time.monotonic()
-            while time.monotonic() - idle_since < linger:
-                if drain(folder, kept=kept) > 0:
-                    idle_since = time.monotonic()
-                time.sleep(0.05)
-        finally:
-            os.close(alive)
-        if not [n for n in pending(folder) if n not in kept]:
-            return
-
-
-def main(argv: list[str]) -> int:
-    from infinite_context_brain.core.logs import level_from_env, setup_logging
-
-    setup_logging(level_from_env())
-    work(argv[0] if argv else spool_dir())
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main(sys.argv[1:]))

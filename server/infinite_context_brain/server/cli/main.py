@@ -330,17 +330,18 @@ def cmd_memory(args: argparse.Namespace) -> int:
 
 
 def cmd_install(args: argparse.Namespace) -> int:
-    from ..claude_code.install import InstallReport, install_for_claude_code
+    from ..claude_code.install import InstallReport, Scope, endless_warning, install_for_claude_code
 
     # The folder Claude Code is started in (it keys project and local settings on it).
     settings = _settings(args)
+    scope: Scope = args.scope or "project"
     only_endless = args.endless and args.uninstall  # `--uninstall --endless` keeps MCP and hooks
     report = (
-        InstallReport(scope=args.scope)
+        InstallReport(scope=scope)
         if only_endless
         else install_for_claude_code(
             _project_root(args, settings),
-            args.scope,
+            scope,
             uninstall=args.uninstall,
             claude_config_dir=settings.claude_config_dir,
             hooks=args.hooks,
@@ -349,15 +350,23 @@ def cmd_install(args: argparse.Namespace) -> int:
     if args.endless or args.uninstall:  # live endless mode: env.ANTHROPIC_BASE_URL + the proxy
         from ..proxy.wiring import install_endless
 
+        # A proxy on this machine is the user's own: the local scope unless another is asked for.
+        endless_scope: Scope = args.scope or "local"
+        changed = len(report.changes)
         install_endless(
             _project_root(args, settings),
-            args.scope,
+            endless_scope,
             settings.resolved_data_dir(),
             report,
             uninstall=args.uninstall,
             claude_config_dir=settings.claude_config_dir,
             environ_base_url=os.environ.get("ANTHROPIC_BASE_URL"),
         )
+        if not args.uninstall and len(report.changes) > changed:
+            warning = endless_warning(endless_scope, _endless_url(settings))
+            if warning:
+                report.problems.append(warning)
+            report.restart = report.restart or "Restart Claude Code to route it through the proxy."
 
     def human() -> None:
         console = _console()
@@ -369,13 +378,29 @@ def cmd_install(args: argparse.Namespace) -> int:
             console.print(f"  hooks: {report.hooks}", markup=False)
         if not report.changes:
             console.print("Nothing to change: already " + ("removed." if args.uninstall else "installed."))
-        elif not args.uninstall:
-            console.print(
-                "Restart Claude Code (or run /mcp) to pick it up; `infinite-context doctor` checks it."
-            )
+        for problem in report.problems:
+            console.print(f"[yellow]![/] {problem}", markup=True, highlight=False)
+        marks = {"ok": "[green]✔[/]", "warn": "[yellow]![/]", "fail": "[red]✘[/]"}
+        if report.checks:
+            console.print("Checks (as `infinite-context doctor` makes them):")
+        for check in report.checks:
+            console.print(f"  {marks[check['status']]} {check['name']}: {check['detail']}", markup=True)
+        if report.files:
+            console.print("Files changed:")
+            for path in report.files:
+                console.print(f"  {path}", markup=False)
+        if report.restart:
+            console.print(report.restart, markup=False)
 
     _emit(args, report.__dict__, human)
     return 0
+
+
+def _endless_url(settings: Settings) -> str | None:
+    from ..proxy.config import read_config
+
+    config = read_config(settings.resolved_data_dir())
+    return config.url if config is not None else None
 
 
 def cmd_proxy(args: argparse.Namespace) -> int:
@@ -385,9 +410,9 @@ def cmd_proxy(args: argparse.Namespace) -> int:
 
 
 def cmd_hook(args: argparse.Namespace) -> int:
-    from ..claude_code.hooks import run_hook
+    from ..claude_code.command import run
 
-    return run_hook(args.event, sys.stdin.buffer.read(), Path(args.project) if args.project else None)
+    return run(args.event, sys.stdin.buffer.read(), args.project)
 
 
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {

@@ -21,6 +21,8 @@ from typing import Any, cast
 
 from infinite_context_brain.core.flags import HISTORY_LIMIT_DEFAULT, Flag
 
+from ..claude_code.events import EVENTS
+
 FORMATS = ("text", "md", "json")
 #: ``--name=value``: a flag however its value is spelled
 FLAG_WITH_VALUE = re.compile(r"--[A-Za-z][\w-]*=")
@@ -212,7 +214,7 @@ def build_parser() -> Parser:
     hook.add_argument(
         "event",
         metavar="EVENT",
-        help="session-start, session-end, pre-compact or post-tool-use (Claude Code's names work too)",
+        help=", ".join(e.command for e in EVENTS) + " (Claude Code's names work too)",
     )
 
     mem = sub.add_parser("memory", help="working memory: store, query, list, compact, export, import")
@@ -255,9 +257,9 @@ def build_parser() -> Parser:
     ins.add_argument(
         "--scope",
         choices=["project", "local", "user"],
-        default="project",
-        help="project: .mcp.json + .claude/settings.json (shared with the team); local: only you, "
-        "this project; user: you, every project",
+        default=None,
+        help="project: .mcp.json + .claude/settings.json (shared with the team; the default); local: "
+        "only you, this project (the default of --endless); user: you, every project",
     )
     ins.add_argument("--uninstall", action="store_true", help="remove what install added")
     ins.add_argument(
