@@ -37,6 +37,7 @@ from infinite_context_brain.core.errors import InfiniteContextError, StorageUnav
 from infinite_context_brain.core.files import NotOwned, owned_dir
 from infinite_context_brain.core.logs import level_from_env, setup_logging
 from infinite_context_brain.core.project import find_root, locate_project
+from infinite_context_brain.core.tokens import count_tokens
 from infinite_context_brain.core.transcript.handoff import checkpoint_from_transcript
 
 from ..proxy.process import ensure_for_hook
@@ -85,6 +86,9 @@ class HookCall:
 
 #: Claude Code moves additionalContext past 10,000 characters to a file; stay well below.
 ADDITIONAL_CONTEXT_CHARS = 9_500
+#: the least of the resume budget the brain's text gets beside the head
+MIN_BRAIN_TOKENS = 200
+
 _SOURCES = {
     "clear": "The conversation was just cleared (/clear).",
     "compact": "The conversation was just compacted.",
@@ -93,17 +97,26 @@ _SOURCES = {
 }
 
 
+#: what the assistant is asked to do with the brain (a line above the brain's text)
+_ASK = (
+    "continue from it. At each milestone (a subtask done, before a risky step, when the user "
+    "changes direction) call the `checkpoint` tool with its fields: task, in_progress, next_steps "
+    "(all that is left), done, decisions with their reason, blockers with what you tried, gotchas."
+)
+
+
 def resume(call: HookCall, brain: ProjectBrain) -> dict[str, Any] | None:
-    """SessionStart: the brain into the new context (only when there is one)."""
+    """SessionStart: the brain into the new context (only when there is one). After a compaction
+    the transcript holds Claude Code's own summary of the session: it is read into the brain
+    first, so the text after the compaction (and after a later /clear) keeps it."""
     source = str(call.payload.get("source") or "startup")
-    result = brain.resume()  # within settings.resume_tokens
+    if source == "compact" and call.payload.get("transcript_path"):
+        checkpoint_from_transcript(brain, call.payload.get("transcript_path"), "compact")
+    head = f"{_SOURCES.get(source, '')} infinite-context saved this project's context; {_ASK}\n\n"
+    # the head and the brain's text share one budget
+    result = brain.resume(max(MIN_BRAIN_TOKENS, brain.settings.resume_tokens - count_tokens(head)))
     if result.state is None:
         return None
-    head = (
-        f"{_SOURCES.get(source, '')} infinite-context saved this project's context (version "
-        f"{result.state.meta.version}); continue from it, and call the `checkpoint` tool after "
-        "each finished step.\n\n"
-    )
     text = head + result.markdown
     if len(text) > ADDITIONAL_CONTEXT_CHARS:
         text = text[: ADDITIONAL_CONTEXT_CHARS - 1] + "…"
