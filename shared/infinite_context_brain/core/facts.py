@@ -144,7 +144,12 @@ class CompactSummary(_Fact):
     current_work: str = ""
     next_step: str = ""
     errors_and_fixes: list[str] = Field(default_factory=list)
+    #: what its "Problem Solving" part says was worked out
+    solved: list[str] = Field(default_factory=list)
+    #: rules the user set, read from its "All User Messages" part
+    user_rules: list[str] = Field(default_factory=list)
     #: a commit came after it: the work it describes has moved on
+
     settled: bool = False
 
 

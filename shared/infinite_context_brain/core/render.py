@@ -43,6 +43,11 @@ def _clean(text: str) -> str:
     return " ".join(strip_markup(text).split()) if "<" in text else " ".join(text.split())
 
 
+def _cut(text: str, limit: int) -> str:
+    """``text`` cut at a word boundary to at most ``limit`` characters."""
+    return text if len(text) <= limit else text[: limit - 1].rsplit(" ", 1)[0] + " …"
+
+
 def _lines(text: str) -> str:
     """``text`` with its line breaks kept (indented under a list item), markup removed."""
     text = strip_markup(text) if "<" in text else text
@@ -79,7 +84,7 @@ def _current_work(state: ProjectState) -> _Section:
     if ac.removed_files:
         work.items.append(f"**Removed or moved lately:** {', '.join(f'`{p}`' for p in ac.removed_files)}")
     if ac.checks:
-        work.items.append(f"**Checks used here:** {', '.join(f'`{c}`' for c in ac.checks)}")
+        work.items.append(f"**Checks used here:** {', '.join(f'`{_cut(c, 70)}`' for c in ac.checks)}")
 
     if ac.last_step:
         work.items.append(f"**The assistant's last words:** {_clean(ac.last_step)}")
@@ -114,12 +119,16 @@ def _sections(state: ProjectState, missing: set[str]) -> list[_Section]:
     if summary is not None and (summary.current_work or summary.next_step):
         items = []
         if summary.current_work:
-            items.append(f"**Current work then:** {_lines(summary.current_work)}")
+            items.append(f"**Current work then:** {_lines(_cut(summary.current_work, 900))}")
         if summary.next_step:
-            items.append(f"**Its next step:** {_lines(summary.next_step)}")
-        items += [f"- Error and fix: {_clean(e)}" for e in summary.errors_and_fixes]
+            items.append(f"**Its next step:** {_lines(_cut(summary.next_step, 700))}")
+        items += [f"- Worked out: {_cut(_clean(s), 220)}" for s in summary.solved]
+        items += [f"- Error and fix: {_cut(_clean(e), 220)}" for e in summary.errors_and_fixes]
         when = f" ({summary.written_at[:16].replace('T', ' ')} UTC)" if summary.written_at else ""
-        sections.append(_Section(f"## Claude Code's summary at its last compaction{when}", 0.14, items))
+        later = ", before the commits since" if summary.settled else ""
+        sections.append(
+            _Section(f"## Claude Code's summary at its last compaction{when}{later}", 0.14, items)
+        )
     if state.journal:
         sections.append(
             _Section(

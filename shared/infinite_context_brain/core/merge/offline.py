@@ -37,7 +37,7 @@ from ..models import (
 )
 from ..text import similarity
 from ..tokens import count_tokens
-from ..transcript.commands import JOIN, parts, settles, unsettled
+from ..transcript.commands import JOIN, concluded_by_commit, parts, settles, unsettled
 from . import stated as stated_fields
 from .base import MergeRequest, MergeResult
 from .clauses import content_free
@@ -181,7 +181,8 @@ def _blockers(
         left = parts(blocker.check)
         for check in facts.passed_checks:
             left = [part for part in left if unsettled(check, part)]
-        passed = not left
+        passed = not left or (bool(facts.commits) and concluded_by_commit(blocker.check))
+
         if left and not blocker.stated and len(left) < len(parts(blocker.check)):
             blocker = blocker.model_copy(update={"check": JOIN.join(left)})  # a compound: parts pass
 

@@ -22,14 +22,25 @@ import re
 from ..facts import ContextFacts
 from ..models import NextStep, NextStepOrigin
 from .extract import clean_sentence
-from .wording import same, settles_text
+from .wording import overlap, same, settles_text, stems
 
 #: display and de-duplication order: the first of two same steps is kept
 ORDER: tuple[NextStepOrigin, ...] = ("stated", "tasks", "summary", "plan", "tracker", "request")
 STEP_CHARS = 300
 
 
+def _restates(step: NextStep, kept: NextStep) -> bool:
+    """A step read from another source that names the same work ("Task #2 [pending]: Filter stale
+    sessions in `findSessionsForWorktree` — ..." and the task list's "Filter stale sessions in
+    findSessionsForWorktree"): most of the shorter one's words, and several of them."""
+    if step.origin == kept.origin:
+        return False
+    shared = stems(step.text) & stems(kept.text)
+    return len(shared) >= 3 and overlap(step.text, kept.text) >= 0.75
+
+
 def _new(texts: list[str], origin: NextStepOrigin) -> list[NextStep]:
+
     return [NextStep(text=clean_sentence(t, STEP_CHARS), origin=origin) for t in texts if t.strip()]
 
 
@@ -70,6 +81,6 @@ def next_steps(
                 continue
             if in_progress and same(step.text, in_progress):
                 continue
-            if not any(same(step.text, k.text) for k in kept):
+            if not any(same(step.text, k.text) or _restates(step, k) for k in kept):
                 kept.append(step)
     return kept

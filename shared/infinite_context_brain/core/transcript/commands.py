@@ -113,6 +113,15 @@ def unsettled(passed: str, failed: str) -> list[str]:
     return [f for f in parts(failed) if not any(_settles_one(p, f) for p in done)]
 
 
+_CONCLUDED = re.compile(r"^git (?:merge|rebase|pull|cherry-pick|revert|am)\b")
+
+
+def concluded_by_commit(check: str) -> bool:
+    """A failed merge (rebase, pull, cherry-pick...) stops at its conflicts; the commit that
+    records their resolution concludes it."""
+    return all(_CONCLUDED.match(part) for part in parts(check))
+
+
 def settles(passed: str, failed: str) -> bool:
     """A passing run of ``passed`` fixes every check of a failure of ``failed``."""
     return not unsettled(passed, failed)

@@ -28,6 +28,7 @@ from .commands import (
     JOIN,
     classify,
     commit_of,
+    concluded_by_commit,
     failure_lines,
     file_changes,
     outcome,
@@ -49,7 +50,7 @@ from .reader import (
 )
 from .summary import read_summary
 from .symbols import MAX_SYMBOLS, edited_symbols
-from .user_words import is_rejection, rejection_words, rules_and_later
+from .user_words import asks_only, is_rejection, rejection_words, rules_and_later
 
 EDIT_TOOLS = {"Edit", "Write", "MultiEdit", "NotebookEdit"}
 REQUEST_CHARS = 600
@@ -303,6 +304,12 @@ class _Walk:
                 summary = read_summary(raw, entry.timestamp)
                 if summary is not None:
                     self.facts.compact_summary = summary
+                    rules = [
+                        DecisionFact(decision=r, question="the user's instruction")
+                        for r in summary.user_rules
+                    ]
+                    self.facts.decisions = [*self.facts.decisions, *rules][-MAX_DECISIONS * 2 :]
+
                     self.facts.settled = [s for s in self.facts.settled if s != "summary"]
         elif not entry.is_meta:
             for raw in entry.texts:
@@ -331,7 +338,8 @@ class _Walk:
             self.open_question = None
         request = clip(text, REQUEST_CHARS)
         self.excerpt.append("User: " + clip(text, EXCERPT_ITEM_CHARS))
-        steering = is_acknowledgement(text) or content_free(text)
+        steering = is_acknowledgement(text) or content_free(text) or asks_only(text)
+
         if not steering and self.facts.requests[-1:] != [request]:
             self.facts.requests.append(request)
         rules, later = rules_and_later(text)
@@ -466,6 +474,8 @@ class _Walk:
             # steps stated after the commit are what is left.
             self.facts.plan = None
             self.facts.settled = ["plan", "summary"]
+            for check in [c for c in self.failing if concluded_by_commit(c)]:
+                del self.failing[check]  # a merge's conflicts are resolved by the commit that ends it
 
     def finish(self) -> ContextFacts:
         self.catch_up()

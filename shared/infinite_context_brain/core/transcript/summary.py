@@ -17,6 +17,11 @@ import re
 
 from ..facts import CompactSummary
 from ..redact import redact
+from .user_words import rules_and_later
+
+#: a pending item Claude Code itself marks as settled ("Task #1 [pending]: ... RESOLVED in #172")
+_SETTLED = re.compile(r"\b(?:RESOLVED|DONE|COMPLETED|FIXED)\b|\(done\)|✓|✅")
+
 
 _HEADING = re.compile(
     r"^[ \t]*(?:#{1,6}[ \t]*)?(?:\*\*)?[ \t]*(\d{1,2})\.[ \t]*(?:\*\*)?[ \t]*([A-Za-z][A-Za-z &/,'-]*?)"
@@ -47,6 +52,8 @@ def _part_name(title: str) -> str | None:
         ("current work", "current_work"),
         ("next step", "next_step"),
         ("error", "errors"),
+        ("problem solving", "solved"),
+        ("user message", "user_messages"),
         ("primary request", "request"),
         ("request", "request"),
     ):
@@ -115,11 +122,17 @@ def read_summary(text: str, written_at: str = "") -> CompactSummary | None:
         return None
     found = parts(redact(text))
     request = items(found.get("request", ""), 3)
+    pending = [p for p in items(found.get("pending", ""), MAX_ITEMS) if not _SETTLED.search(p)]
+    rules: list[str] = []
+    for message in items(found.get("user_messages", ""), 60):
+        rules += rules_and_later(message.strip("\"' "))[0]
     return CompactSummary(
         written_at=written_at,
         request=" / ".join(request),
-        pending=items(found.get("pending", ""), MAX_ITEMS),
+        pending=pending,
         current_work=_clip(_plain(found.get("current_work", "")), PART_CHARS),
         next_step=_clip(_plain(found.get("next_step", "")), PART_CHARS),
         errors_and_fixes=items(found.get("errors", ""), MAX_ERRORS, group=True),
+        solved=items(found.get("solved", ""), MAX_ERRORS, group=True),
+        user_rules=[_clip(r, ITEM_CHARS) for r in rules[-MAX_ERRORS:]],
     )

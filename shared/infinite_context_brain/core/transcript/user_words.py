@@ -40,6 +40,33 @@ def rules_and_later(text: str) -> tuple[list[str], list[str]]:
     return rules, later
 
 
+#: a question that asks for work ("can you add tests?", "could we ...", "would you mind ...")
+_ASKS_FOR_WORK = re.compile(
+    r"^(?:please\b|(?:can|could|would|will) (?:you|we|u)\b|how about\b|what about\b|shall we\b|"
+    r"(?:do|did) you mind\b|is it possible\b|let'?s\b)",
+    re.I,
+)
+
+
+_YES_NO = re.compile(
+    r"^(?:is|are|was|were|do|does|did|have|has|had|isn'?t|aren'?t|didn'?t|doesn'?t|hasn'?t|haven'?t)\b"
+    r"|\b(?:yeah|right|correct|no|yes|ok|okay)\s*\?$",
+    re.I,
+)
+
+
+def asks_only(text: str) -> bool:
+    """A short yes/no question about the work rather than a request for it ("we added that test
+    in this PR yeah?", "is the build green?"): an answer is wanted, not a new task."""
+    flat = " ".join(text.split())
+    return (
+        flat.endswith("?")
+        and len(flat) <= 200
+        and bool(_YES_NO.search(flat))
+        and not _ASKS_FOR_WORK.search(flat)
+    )
+
+
 def is_rejection(result_text: str) -> bool:
     """The tool call was refused by the person (Claude Code's words for it)."""
     return result_text.lstrip().startswith(_REJECTED)
