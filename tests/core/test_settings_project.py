@@ -286,3 +286,18 @@ def test_a_bad_seed_variable_is_reported_by_field_and_names(monkeypatch: pytest.
     assert (
         info.value.fix == "correct log_level (environment variable INFINITE_CONTEXT_LOG_LEVEL or LOG_LEVEL)"
     )
+
+
+def test_a_project_that_is_a_file_is_refused_by_name(tmp_path: Path) -> None:
+    from infinite_context_brain.core.config import load_settings
+    from infinite_context_brain.core.errors import InvalidInput
+    from infinite_context_brain.core.project import locate_project
+
+    for given in ("/dev/null", str(tmp_path / "missing")):
+        try:
+            locate_project(given, load_settings())
+        except InvalidInput as exc:
+            assert exc.field == "project" and exc.fix and "existing folder" in exc.fix
+
+        else:
+            raise AssertionError(f"{given} was taken as a project folder")
