@@ -102,14 +102,14 @@ def test_brain_open_goes_through_locate_project(
 
 # ---- Settings: prefix for every field, the seed's names kept -------------------------------
 def _readme_variables() -> set[str]:
-    text = (REPO / "README.md").read_text(encoding="utf-8")
-    table = text[text.index("| variable", text.index("## Configuration")) :]
-    table = table[: table.index("\n\n")]
+    """The variables the configuration page's tables name (their first column)."""
+    text = (REPO / "docs" / "configuration.md").read_text(encoding="utf-8")
     names: set[str] = set()
-    for row in table.splitlines()[2:]:
-        first = row.split("|")[1]
-        names |= set(re.findall(r"`([A-Z][A-Z0-9_]+)`", first))
+    for row in text.splitlines():
+        if row.startswith("| `"):
+            names |= set(re.findall(r"`([A-Z][A-Z0-9_]+)`", row.split("|")[1]))
     return names
+
 
 
 def _variables_read() -> set[str]:
