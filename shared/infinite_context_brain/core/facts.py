@@ -219,6 +219,13 @@ class ContextFacts(_Fact):
     tasks_deleted: list[str] = Field(default_factory=list)
     #: the subtask in progress when stated explicitly (free text "In progress: ...")
     in_progress: str = ""
+    #: work going on named in prose ("Refactoring the parser"): the task when none was named,
+    #: else the step in progress (the merger knows which)
+    ongoing: list[str] = Field(default_factory=list)
+    #: the text says the work as a whole is finished ("closing this out", "the migration is done")
+    task_finished: bool = False
+    #: the text says something was fixed without naming it ("fixed.", "fix shipped in 5.12.1")
+    unnamed_fix: bool = False
     tracker: list[TrackerEvent] = Field(default_factory=list)
     files_edited: list[str] = Field(default_factory=list)
     #: names an edit defined or changed in each file (functions, classes, modules), newest last
@@ -272,7 +279,7 @@ class ContextFacts(_Fact):
                 setattr(merged, name, [*mine, *theirs])
             elif name == "tasks":
                 merged.tasks = theirs if theirs is not None else mine
-            elif name in {"user_replied", "clean_tree", "verified"}:
+            elif name in {"user_replied", "clean_tree", "verified", "task_finished", "unnamed_fix"}:
                 setattr(merged, name, mine or theirs)
             elif name in {"files_moved", "task_updates", "fix_notes"}:
                 setattr(merged, name, {**mine, **theirs})

@@ -138,6 +138,10 @@ class ActiveContext(_Model):
     variables: list[str] = Field(default_factory=list)
     #: when the current task was set (a completion signal since then can finish it)
     task_since: datetime | None = None
+    #: the task was named as the task (a label, a request, a stated field), not read from prose
+    #: about work going on: later prose about work going on is then its step in progress
+    task_named: bool = False
+
     #: titles of issue-tracker items seen lately (``bd show X``), to name a subtask claimed later
     item_titles: dict[str, str] = Field(default_factory=dict)
     #: the assistant's incremental task list (TaskCreate / TaskUpdate) by id, across hand-offs

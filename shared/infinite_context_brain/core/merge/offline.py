@@ -45,7 +45,7 @@ from .extract import clean_sentence, find_files
 from .integrity import MAX_ACTIVE_FILES, MAX_BLOCKERS, MAX_GOTCHAS, MAX_NOTES
 from .steps import next_steps as steps_left
 from .wording import dedupe as _dedupe
-from .wording import same, settles_text
+from .wording import distinctive_overlap, fixes_blocker, same, stems
 
 ANSWERS_QUESTION = 0.2  # word overlap above which a decision settles a pending question
 SAME_TASK = 0.25  # overlap above which a completion is taken to finish the current task
@@ -177,6 +177,7 @@ def _blockers(
 ) -> list[Blocker]:
     """The blockers left, and (into ``gotchas``) what fixed each failing check that passes now."""
     kept: list[Blocker] = []
+
     for blocker in old:
         left = parts(blocker.check)
         for check in facts.passed_checks:
@@ -187,7 +188,7 @@ def _blockers(
             blocker = blocker.model_copy(update={"check": JOIN.join(left)})  # a compound: parts pass
 
         stated_fix = any(
-            settles_text(c, blocker.check) or similarity(blocker.check, c) >= 0.5 for c in facts.completions
+            fixes_blocker(c, blocker.check) or similarity(blocker.check, c) >= 0.5 for c in facts.completions
         )
         if passed and not blocker.stated:
             changes.add(f"Fixed: `{blocker.check}` passes again", [])
@@ -200,6 +201,9 @@ def _blockers(
             continue  # the completion that settles it is recorded as it was written
         else:
             kept.append(blocker.model_copy())
+    if facts.unnamed_fix:
+        for fixed in _blockers_fixed(kept, facts.text):
+            kept.remove(fixed)
     for failure in facts.failures:
         earlier = next((b for b in kept if b.check == failure.check), None)
         detail = clean_sentence("; ".join(failure.lines), 400)
@@ -217,6 +221,31 @@ def _blockers(
             )
         )
     return kept[-MAX_BLOCKERS:]
+
+
+def _blockers_fixed(blockers: list[Blocker], text: str) -> list[Blocker]:
+    """The stated blockers a fix that names nothing ("fixed.", "fix shipped in 5.12.1")
+    settles: those the rest of the text speaks of (a distinctive word in common), else the only
+    one."""
+    stated = [b for b in blockers if b.stated]
+    spoken = [b for b in stated if distinctive_overlap(text, f"{b.check} {b.detail}")]
+    return spoken or (stated if len(stated) == 1 else [])
+
+
+def _ongoing_work(old: ActiveContext, facts: ContextFacts) -> tuple[ContextFacts, bool]:
+    """Places work going on named in prose: the step in progress of a task named in the same
+    text or before (a label, a request, a stated field), else the task itself. A step in
+    progress stated when no task is known is the task. Returns the facts with it placed, and
+    whether a new task in them is named."""
+    named = any(r.strip() for r in facts.requests)
+    work = next((w for w in facts.ongoing if w.strip()), "")
+    if work:
+        if named or (old.current_task and old.task_named and not facts.task_finished):
+            return (facts if facts.in_progress else facts.model_copy(update={"in_progress": work})), named
+        return facts.model_copy(update={"requests": [*facts.requests, work]}), False
+    if not named and not old.current_task and facts.source == "text" and facts.in_progress:
+        return facts.model_copy(update={"requests": [facts.in_progress], "in_progress": ""}), False
+    return facts, named
 
 
 def _completions(facts: ContextFacts, changes: _Changes, titles: dict[str, str]) -> tuple[set[str], set[str]]:
@@ -260,11 +289,26 @@ def _task_list(old: ActiveContext, facts: ContextFacts) -> dict[str, TaskItem]:
     return dict(list(tasks.items())[-MAX_TASKS_KEPT:])
 
 
+_THING_FINISHED = re.compile(
+    r"^(?P<thing>(?:\S+\s+){0,3}\S+?)\s+(?:is|are)\s+(?:now\s+|all\s+)?(?:sorted|done|finished|complete|"
+    r"completed|fixed|working|shipped|merged)\b",
+    re.I,
+)
+
+
 def _finishes(done: str, task: str) -> bool:
     """A completion that names the task: the same words ("Implemented the login form" /
     "implement the login form"), or the task's own opening ("Done: A" for "A in src/app.py")."""
     opening = done.strip().rstrip(".").lower()
-    return similarity(task, done) >= SAME_TASK or (bool(opening) and task.lower().startswith(opening + " "))
+    if similarity(task, done) >= SAME_TASK or (bool(opening) and task.lower().startswith(opening + " ")):
+        return True
+    # "Pathfinding is sorted" for "fighting with the enemy pathfinding": the thing the task is
+    # about, said to be finished
+    said = _THING_FINISHED.match(done.strip())
+    if said is None:
+        return False
+    thing = said.group("thing")
+    return distinctive_overlap(thing, task) and stems(thing) <= stems(task)
 
 
 def _names(item: str, text: str) -> bool:
@@ -273,24 +317,33 @@ def _names(item: str, text: str) -> bool:
 
 
 def _task(
-    old: ActiveContext, facts: ContextFacts, changes: _Changes, open_work: bool, closed: set[str]
-) -> tuple[str, str]:
-    """(current task, earlier request not finished)."""
+    old: ActiveContext, facts: ContextFacts, changes: _Changes, open_work: bool, closed: set[str], named: bool
+) -> tuple[str, str, bool]:
+    """(current task, earlier request not finished, the task was named as work to do: a request
+    or a label (``named``: the new request in ``facts`` is), or the step stated as next)."""
     requests = [r for r in facts.requests if r.strip()]
     old_task = old.current_task
     new_task = clean_sentence(requests[-1], 400) if requests else ""
     failing = bool(facts.failures)
     if old_task and not new_task and any(_names(item, old_task) for item in closed):
         changes.add(f"Finished: {old_task}", [])  # the tracker item the task names was closed
-        return "", old.earlier_request
+        return "", old.earlier_request, False
 
-    if old_task and not failing and any(_finishes(c, old_task) for c in facts.completions):
-        # "Implemented the login form" closes "implement the login form": recorded already. A
-        # next step stated beside it is what comes now ("Done: login. Next: password reset").
+    if (
+        old_task
+        and not failing
+        and (facts.task_finished or any(_finishes(c, old_task) for c in facts.completions))
+    ):
+        # "Implemented the login form" closes "implement the login form": recorded already;
+        # "closing this out" names no task: the task it finishes is recorded. A next step
+        # stated beside it is what comes now ("Done: login. Next: password reset").
+        if not any(_finishes(c, old_task) for c in facts.completions):
+            changes.add(f"Finished: {old_task}", [])
         stated_next = [s for s in facts.next_steps if s.strip()]
+
         if not new_task and stated_next:
-            return clean_sentence(stated_next[0], 400), old.earlier_request
-        return new_task, old.earlier_request
+            return clean_sentence(stated_next[0], 400), old.earlier_request, True
+        return new_task, old.earlier_request, named
     if new_task and old_task and not same(new_task, old_task):
         # Finished: something completed since the task was set (a commit, a closed issue, a
         # completed item, a fixed check, in this stretch or an earlier one) and no subtask of it
@@ -301,13 +354,14 @@ def _task(
         )
         if signalled and not open_work and not failing:
             changes.add(f"Finished: {old_task}", [])
-            return new_task, ""
-        return new_task, old_task  # replaced before any sign it was done: keep it in view
+            return new_task, "", named
+        return new_task, old_task, named  # replaced before any sign it was done: keep it in view
     if new_task:
-        return new_task, old.earlier_request
+        return new_task, old.earlier_request, named
     if not old_task and facts.source == "text" and facts.next_steps:
-        return clean_sentence(facts.next_steps[0], 400), ""  # nothing else says what the work is
-    return old_task, old.earlier_request
+        # nothing else says what the work is; prose about work going on later replaces it
+        return clean_sentence(facts.next_steps[0], 400), "", False
+    return old_task, old.earlier_request, old.task_named
 
 
 def _files_after(paths: list[str], facts: ContextFacts) -> list[str]:
@@ -351,6 +405,7 @@ class OfflineMerger:
         stated = facts.stated
         if stated is not None:
             facts = facts.combined(stated_fields.as_facts(stated))
+        facts, named = _ongoing_work(oc, facts)
         task_list = _task_list(oc, facts)
         if facts.task_updates or facts.tasks_deleted:
             facts = facts.model_copy(update={"tasks": list(task_list.values())})
@@ -358,10 +413,21 @@ class OfflineMerger:
         closed, completed = _completions(facts, changes, titles)
         fixes: list[str] = []
         blockers = _blockers(oc.blockers, facts, changes, request, fixes)
+        if facts.task_finished and oc.current_task and not facts.failures:
+            # the work is finished: what was stated as blocking it since it began is settled
+            since = oc.task_since
+            blockers = [
+                b
+                for b in blockers
+                if not (b.stated and (since is None or b.since is None or b.since >= since))
+            ]
+
         in_progress = _in_progress(oc, facts, closed, completed, titles)
         finished = [*facts.completions, *completed, *(c.subject for c in facts.commits)]
         next_steps = steps_left(oc.next_steps, facts, finished, closed, in_progress)
-        task, earlier_request = _task(oc, facts, changes, bool(in_progress or next_steps), closed)
+        task, earlier_request, task_named = _task(
+            oc, facts, changes, bool(in_progress or next_steps), closed, named
+        )
 
         next_steps = [s for s in next_steps if not (s.origin == "stated" and same(s.text, task))]
         last_step, earlier_steps = _steps(oc, facts)
@@ -437,6 +503,7 @@ class OfflineMerger:
                     oc.checks,
                 )[:MAX_CHECKS],
                 task_since=task_since if task else None,
+                task_named=bool(task) and task_named,
             ),
         )
         if stated is not None:

@@ -136,7 +136,6 @@ _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z`*])|\n+")
 _LABEL = re.compile(r"^(?:\*\*)?(?:decided|decision|note|root cause)(?:\*\*)?\s*:\s*(?:\*\*)?\s*", re.I)
 
 
-
 def decisions_in(text: str) -> list[str]:
     """Sentences of the assistant's text that state a choice (at most three, newest last)."""
     found: list[str] = []
