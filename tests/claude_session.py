@@ -182,6 +182,21 @@ _ESCAPES = re.compile(
 )
 
 
+def session_start_context(fake: FakeAnthropic) -> str:
+    """What SessionStart injected into the session whose request ``fake`` received last (Claude
+    Code sends it inside a message of that request), or "" when nothing was."""
+    pattern = re.compile(r"SessionStart hook additional context: (.*?)(?:\n\n\nAvailable|\Z)", re.S)
+    for message in fake.main_requests()[-1]["messages"]:
+        content = message.get("content")
+        blocks = [content] if isinstance(content, str) else content or []
+        for block in blocks:
+            text = block.get("text") if isinstance(block, dict) else block
+            found = pattern.search(text) if isinstance(text, str) else None
+            if found:
+                return found.group(1)
+    return ""
+
+
 def interactive(project: ClaudeProject) -> None:
     """What a person does once before using Claude Code interactively in ``project``: finish its
     onboarding, trust the folder, accept the API key (all in Claude Code's own config file)."""
