@@ -75,6 +75,7 @@ def _fixture_texts(per_file: int = 200_000) -> list[str]:
     return lines
 
 
+@pytest.mark.fixtures
 def test_anchored_rules_match_only_where_one_of_their_keywords_begins() -> None:
     """A rule tried only where one of its keywords occurs loses nothing: each match its pattern
     finds anywhere in a text (secrets alone and inside real transcript lines, in several cases)
@@ -106,6 +107,7 @@ def test_clean_text_is_kept(text: str) -> None:
 FIXTURE_CREDENTIALS = ("test-key-12345", "test-api-key-12345", "test-token-67890", 'name=\\"csrf-token\\"')
 
 
+@pytest.mark.fixtures
 def test_the_fixture_transcripts_lose_only_what_looks_like_a_credential() -> None:
     changed = 0
     for path in sorted(Path(FIXTURES).rglob("*.jsonl")):

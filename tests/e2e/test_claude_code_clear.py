@@ -54,6 +54,7 @@ def test_clear_right_after_an_answer_starts_with_that_answer(interactive_project
     assert "Refactor the parser" in context and "tokens are typed now" in context, context
 
 
+@pytest.mark.fixtures
 def test_clear_after_resuming_a_large_session_never_handed_off(interactive_project: ClaudeProject) -> None:
     """A real 3 MB session resumed in Claude Code: its whole transcript is handed off for the
     first time right after one more answer, and /clear follows at once."""

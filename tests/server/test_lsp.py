@@ -250,6 +250,7 @@ async def _start(folder: Path, store_url: str) -> Session:
     return Session(client, budgets)
 
 
+@pytest.mark.fixtures
 async def test_the_live_transcript_feeds_the_context_meter(
     tmp_path: Path, store_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -271,6 +272,7 @@ async def test_the_live_transcript_feeds_the_context_meter(
         await lsp.client.shutdown_session()
 
 
+@pytest.mark.fixtures
 async def test_a_frozen_store_does_not_stall_the_server(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -155,6 +155,7 @@ async def test_the_hidden_hook_tool_stores_observations_and_rejects_bad_calls(
     assert "{not json, plain output" in stored["toolu_b"].text
 
 
+@pytest.mark.fixtures
 async def test_stop_writes_the_hand_off_a_moment_later(
     project_dir: Path, store_url: str, tmp_path: Path
 ) -> None:
@@ -210,6 +211,7 @@ def _session_start(store_url: str, project_dir: Path) -> subprocess.CompletedPro
     )
 
 
+@pytest.mark.fixtures
 async def test_session_start_waits_for_the_servers_delayed_stop(
     project_dir: Path, store_url: str, tmp_path: Path
 ) -> None:
