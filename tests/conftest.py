@@ -26,7 +26,7 @@ from infinite_context_brain.core.config import Settings, load_settings
 from infinite_context_brain.core.project import resolve_project
 from infinite_context_brain.core.storage import Store, open_store
 
-from .redis_servers import RedisCluster, RedisServer, free_port, start_cluster
+from .helpers.redis_servers import RedisCluster, RedisServer, free_port, start_cluster
 
 REPO = Path(__file__).resolve().parents[1]
 #: Real Claude Code transcripts, kept beside the repository (``../shared/fixtures``), not in it.

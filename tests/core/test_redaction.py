@@ -23,7 +23,7 @@ from infinite_context_brain.core.transcript.observe import build_observation
 from infinite_context_brain.core.transcript.service import transcript_stats
 
 from ..conftest import FIXTURES
-from ..redis_servers import RedisServer
+from ..helpers.redis_servers import RedisServer
 from .clean_corpus import CLEAN
 from .secret_corpus import CORPUS, FORMATS, LEAKED_BEFORE
 

@@ -20,7 +20,7 @@ from infinite_context_brain.core.errors import ConfigError, CorruptState, Invali
 from infinite_context_brain.core.storage import open_store
 from infinite_context_brain.core.storage.redis_conn import hash_tag, session_of_tag
 
-from ..redis_servers import RedisCluster, RedisServer, free_port
+from ..helpers.redis_servers import RedisCluster, RedisServer, free_port
 
 
 def _brain(project: Path, url: str, data: Path) -> ProjectBrain:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from ..claude_session import ClaudeProject, interactive
+from ..helpers.claude_session import ClaudeProject, interactive
 from .test_claude_code_cli import claude_binary
 
 

@@ -14,9 +14,9 @@ import time
 
 import pytest
 
-from ..claude_session import ClaudeProject, Terminal, session_start_context
 from ..conftest import SPOTTER_LONG
-from ..fake_anthropic import FakeAnthropic, Step, fake_anthropic
+from ..helpers.claude_session import ClaudeProject, Terminal, session_start_context
+from ..helpers.fake_anthropic import FakeAnthropic, Step, fake_anthropic
 
 pytestmark = pytest.mark.slow  # the real Claude Code CLI (node)
 

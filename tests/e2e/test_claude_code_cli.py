@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from ..claude_session import install_claude_code
 from ..conftest import PYTHON, REPO
+from ..helpers.claude_session import install_claude_code
 
 pytestmark = pytest.mark.slow  # the real Claude Code CLI (node) starts our server
 

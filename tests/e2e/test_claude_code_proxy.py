@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from ..conftest import PYTHON
-from ..fake_anthropic import Step, fake_anthropic
+from ..helpers.fake_anthropic import Step, fake_anthropic
 from ..server.test_proxy_wiring import impostor
 from .test_claude_code_cli import claude_binary, claude_env, claude_print
 

@@ -25,7 +25,7 @@ from pytest_lsp import ClientServerConfig, LanguageClient
 from infinite_context_brain.core.transcript.locate import project_slug
 
 from ..conftest import FIXTURES, PYTHON, cli_env
-from ..redis_servers import RedisServer, free_port
+from ..helpers.redis_servers import RedisServer, free_port
 
 SERVER = [PYTHON, "-m", "infinite_context_brain.server", "lsp", "--stdio"]
 

@@ -24,7 +24,7 @@ from infinite_context_brain.server.mcp import warm
 from infinite_context_brain.server.mcp.holder import BrainHolder
 
 from ..conftest import PYTHON, cli_env
-from ..redis_servers import free_port
+from ..helpers.redis_servers import free_port
 from .test_mcp_calls import INIT
 
 

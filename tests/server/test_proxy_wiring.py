@@ -30,7 +30,7 @@ from infinite_context_brain.server.proxy.config import (
 )
 from infinite_context_brain.server.proxy.wiring import BASE_URL, FIRST_PARTY, endless_check, install_endless
 
-from .proxy_run import free_port, proxy_env
+from ..helpers.proxy_run import free_port, proxy_env
 
 CLI = [sys.executable, "-m", "infinite_context_brain.server"]
 

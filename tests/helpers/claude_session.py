@@ -24,7 +24,7 @@ import pyte
 
 from .fake_anthropic import FakeAnthropic, Step, fake_anthropic
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 CLAUDE = REPO / "tools" / "node_modules" / ".bin" / "claude"
 BIN = Path(sys.executable).parent  # our console script, put on PATH as a teammate would have it
 
