@@ -165,6 +165,37 @@ def test_truncated_output_keeps_no_key_lines() -> None:
     assert not [s for s in secrets[:-3] if s in redact(cut)]
 
 
+PROVIDER_KEYS = {
+    "anthropic": "sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789",
+    "openai": "sk-proj-abcdefghijklmnopqrstuvwxyz012345",
+    "google": "AIzaSyA1234567890abcdefghijklmnopqrstuv",
+    "aws": "AKIAIOSFODNN7EXAMPLE",
+    "github": "ghp_" + "a" * 36,
+}
+
+
+@pytest.mark.parametrize("kind", sorted(PROVIDER_KEYS))
+def test_redacts_provider_keys(kind: str) -> None:
+    text = f"use {PROVIDER_KEYS[kind]} now"
+    out = redact(text)
+    assert PROVIDER_KEYS[kind] not in out and "[REDACTED:" in out and out.startswith("use ")
+
+
+def test_redacts_blocks_urls_and_assignments() -> None:
+    text = (
+        "-----BEGIN RSA PRIVATE KEY-----\nMIIEow\n-----END RSA PRIVATE KEY-----\n"
+        "db postgres://admin:s3cr3tpw@localhost:5432/app\n"
+        'password = "hunter22"\nAPI_KEY: abcdef123\n"client_secret": "zzz999"\n'
+        "the password policy is strict"
+    )
+    out = redact(text)
+    for secret in ("MIIEow", "s3cr3tpw", "hunter22", "abcdef123", "zzz999"):
+        assert secret not in out
+    assert "postgres://admin:[REDACTED:password]@localhost" in out
+    assert "password policy is strict" in out  # prose about passwords is kept
+    assert find_secrets(text) and redact(out) == out  # idempotent: placeholders stay as they are
+
+
 # ---- every surface, then a grep of everything persisted -----------------------------------------
 def _transcript(path: Path, project: Path) -> None:
     lines = []

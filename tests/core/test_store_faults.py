@@ -1,4 +1,4 @@
-"""Store faults map to the error tree with a fix (issue 17): a damaged or full SQLite file, a
+"""Store faults map to the error tree with a fix: a damaged or full SQLite file, a
 malformed Redis URL, a Redis that wants a password or is frozen, a Cluster session id that would
 break the hash tag; replacing memory ids only when asked; a wiped or replaced store is noticed
 and versions never repeat. Real SQLite files and real redis-server processes."""

@@ -9,8 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from ..helpers.claude_session import ClaudeProject, interactive
-from .test_claude_code_cli import claude_binary
+from ..helpers.claude_session import ClaudeProject, claude_binary, interactive
 
 
 @pytest.fixture(params=["mcp", "command"])

@@ -24,9 +24,15 @@ from typing import Any
 
 import pytest
 
-from ..helpers.claude_session import BIN, ClaudeProject, Terminal, interactive, session_start_context
+from ..helpers.claude_session import (
+    BIN,
+    ClaudeProject,
+    Terminal,
+    claude_binary,
+    interactive,
+    session_start_context,
+)
 from ..helpers.fake_anthropic import FakeAnthropic, Step, fake_anthropic
-from .test_claude_code_cli import claude_binary
 
 pytestmark = [pytest.mark.slow, pytest.mark.claude_cli]  # the real Claude Code CLI (node)
 

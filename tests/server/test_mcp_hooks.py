@@ -24,7 +24,7 @@ from infinite_context_brain.server.claude_code.hook_tool import HOOK_TOOL, MIN_C
 
 from ..conftest import FIXTURES, cli_env
 from ..conftest import run_cli as run
-from .test_mcp_e2e import mcp_session, text_of
+from ..helpers.mcp_client import mcp_session, text_of
 
 SCRIPT = Path(sys.executable).parent / "infinite-context"
 

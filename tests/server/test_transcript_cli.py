@@ -18,7 +18,7 @@ from infinite_context_brain.core.transcript.locate import project_slug
 
 from ..conftest import FIXTURES, run_cli_process, settle_hooks
 from ..conftest import run_cli as run
-from .test_mcp_e2e import mcp_session, text_of
+from ..helpers.mcp_client import mcp_session, text_of
 
 SESSION = FIXTURES / "spotter" / "258c7280-ae70-4798-800f-63464d01a85d.jsonl"
 
