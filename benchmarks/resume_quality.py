@@ -9,8 +9,8 @@ scored is exactly what SessionStart would inject (``hook session-start``). Point
 
 * ``compaction``: right before Claude Code compacts, what a ``/clear`` then would give (the brain
   has only the transcript so far); Claude Code's summary written right after is the reference;
-* ``compacted``: what SessionStart injects right after the compaction, once Claude Code has
-  written its summary (the order Claude Code runs: PreCompact, the summary, SessionStart);
+* ``compacted``: a ``/clear`` right after the compaction (SessionEnd hands off, reading Claude
+  Code's summary, then SessionStart): what the next session gets when Claude Code keeps nothing;
 * ``after``: the first hand-off after a compaction (the brain has read Claude Code's summary);
 
 * ``end``: the end of the file, what the next session gets after ``/clear``.
@@ -164,8 +164,10 @@ def _replay(path: Path, work: Path) -> list[Point]:
             parsed.append(obj)
             uses += _main_chain_uses(obj)
             if compacted and obj.get("isCompactSummary"):
-                # Claude Code writes its summary, then runs SessionStart (source "compact").
-                after = _resume(payload, env, "compact")
+                # A /clear right after the compaction: Claude Code runs SessionEnd (the hand-off
+                # reads its summary), then SessionStart.
+                _hook("session-end", {**payload, "hook_event_name": "SessionEnd", "reason": "clear"}, env)
+                after = _resume(payload, env, "clear")
                 points.append(
                     _point(path, number, "compacted", parsed, after, summary, truths.get(compacted))
                 )
@@ -283,7 +285,7 @@ def _totals(points: list[Point]) -> None:
     rows = []
     for label, kinds in (
         ("compaction points: a /clear right before", {"compaction"}),
-        ("compaction points: SessionStart after it", {"compacted"}),
+        ("compaction points: a /clear right after", {"compacted"}),
         ("session ends (after /clear)", {"end"}),
         ("all (compacted + ends)", {"compacted", "end"}),
     ):
@@ -318,7 +320,7 @@ def _totals(points: list[Point]) -> None:
             compactions,
             lambda p: p.work_ids,
         ),
-        ("SessionStart right after the compaction", compacted, lambda p: p.work_ids),
+        ("a /clear right after the compaction", compacted, lambda p: p.work_ids),
         ("at the next hand-off after it", after, lambda p: p.summary_ids),
         ("at the session's end, after /clear (the last summary's ids)", ends, lambda p: p.summary_ids),
     ]

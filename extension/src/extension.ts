@@ -902,13 +902,36 @@ async function rollback(): Promise<void> {
   }
 }
 
+interface InstallReport {
+  files: string[];
+  problems: string[];
+  restart: string;
+}
+
+/** The installer's report as the person needs it: what stands in the way first, else the files
+ *  changed and what to do for Claude Code to pick them up (the server words both). */
 async function connectClaudeCode(): Promise<void> {
-  const result = await request<{ changes: string[] }>("installClaudeCode", { scope: "project" });
-  if (result) {
-    void vscode.window.showInformationMessage(
-      result.changes.length ? `Claude Code connected: ${result.changes.length} change(s).` : "Claude Code was already connected.",
-    );
+  const result = await request<InstallReport>("installClaudeCode", { scope: "project" });
+  if (!result) {
+    return;
   }
+  const files = result.files.map((f) => vscode.workspace.asRelativePath(f));
+  for (const line of [...files.map((f) => `changed ${f}`), ...result.problems, result.restart]) {
+    if (line) {
+      output.info(`Connect Claude Code: ${line}`);
+    }
+  }
+  if (result.problems.length) {
+    const more = result.problems.length > 1 ? ` (+${result.problems.length - 1} more)` : "";
+    const pick = await vscode.window.showWarningMessage(`Claude Code: ${result.problems[0]}${more}`, "Show Details");
+    if (pick) {
+      output.show();
+    }
+    return;
+  }
+  void vscode.window.showInformationMessage(
+    files.length ? `Claude Code connected: ${files.join(", ")}. ${result.restart}`.trim() : "Claude Code was already connected.",
+  );
 }
 
 // ---- MCP ------------------------------------------------------------------------------------

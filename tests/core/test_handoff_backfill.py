@@ -47,3 +47,28 @@ def test_missing_observations_come_from_the_transcript_once(tmp_path: Path, stor
         assert {stored[o.tool_use_id].source for o in expected[1:]} == {"transcript"}
         again = checkpoint_from_transcript(brain, transcript, "test")
         assert again.backfilled == 0 and again.checkpoint is None
+
+
+def test_a_hand_off_repeated_after_a_crash_stores_nothing_twice(tmp_path: Path, store_url: str) -> None:
+    """The hand-off's offset is written with its version: a worker killed after storing the version
+    but before writing its cursor file (here: the cursor file removed) repeats the hand-off, which
+    finds the stretch handed off already and stores nothing; new lines are handed off as usual."""
+    from infinite_context_brain.core.transcript.handoff import cursor_path
+
+    project = tmp_path / "project"
+    project.mkdir()
+    lines = SMALL.read_bytes().splitlines(keepends=True)
+    transcript = tmp_path / "t.jsonl"
+    transcript.write_bytes(b"".join(lines[: len(lines) // 2]))
+    settings = load_settings(store_url=store_url, data_dir=tmp_path / "data", merge="offline")
+    with ProjectBrain.open(project, settings) as brain:
+        first = checkpoint_from_transcript(brain, transcript, "test")
+        assert first.checkpoint is not None
+        cursor_path(settings.resolved_data_dir(), transcript).unlink()  # the crash: no cursor written
+        again = checkpoint_from_transcript(brain, transcript, "test")
+        assert again.checkpoint is None and again.from_offset == first.to_offset
+        assert brain.store.states.current_version(brain.session_id) == first.checkpoint.version
+        transcript.write_bytes(b"".join(lines))
+        later = checkpoint_from_transcript(brain, transcript, "test")
+        assert later.from_offset == first.to_offset
+        assert later.checkpoint is not None and later.checkpoint.version == first.checkpoint.version + 1

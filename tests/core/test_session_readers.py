@@ -404,3 +404,16 @@ def _bash_session(uses: list[tuple[str, str, bool]], start: int = 0) -> list[dic
         )
         objects.append(_result(uid, output, error))
     return objects
+
+
+@pytest.mark.fixtures
+def test_a_tracker_reached_through_mcp_gives_titles_and_what_was_created() -> None:
+    """Linear through its MCP server, as a real session used it."""
+    session = FIXTURES / "other-projects" / "entireio+cli" / "1e0816ef-6f89-4f05-b331-dab09bb14485.jsonl"
+    facts = digest(_entries(_objects(session)))
+    assert any(e.item == "ENT-96" and e.title.startswith("Auto-summarise") for e in facts.tracker)
+
+    assert any(
+        s.startswith("ENT-197: Summaries should be stored as map[sessionID]") for s in facts.next_steps
+    )
+    assert any(e.item == "ENT-163" and e.action == "created" for e in facts.tracker)

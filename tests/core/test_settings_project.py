@@ -106,13 +106,12 @@ def test_brain_open_goes_through_locate_project(
 
 # ---- Settings: prefix for every field, the seed's names kept -------------------------------
 def _readme_variables() -> set[str]:
-    text = (REPO / "README.md").read_text(encoding="utf-8")
-    table = text[text.index("| variable", text.index("## Configuration")) :]
-    table = table[: table.index("\n\n")]
+    """The variables the configuration page's tables name (their first column)."""
+    text = (REPO / "docs" / "configuration.md").read_text(encoding="utf-8")
     names: set[str] = set()
-    for row in table.splitlines()[2:]:
-        first = row.split("|")[1]
-        names |= set(re.findall(r"`([A-Z][A-Z0-9_]+)`", first))
+    for row in text.splitlines():
+        if row.startswith("| `"):
+            names |= set(re.findall(r"`([A-Z][A-Z0-9_]+)`", row.split("|")[1]))
     return names
 
 
@@ -355,3 +354,14 @@ def test_concurrent_first_use_agrees_on_one_session_id(tmp_path: Path) -> None:
     assert len(ids) == 1 and "" not in ids
     assert (folder / SESSION_FILE).read_text().strip() in ids
     assert sorted(p.name for p in folder.iterdir()) == [SESSION_FILE]  # no temp files left
+
+
+def test_a_project_that_is_a_file_is_refused_by_name(tmp_path: Path) -> None:
+    for given in ("/dev/null", str(tmp_path / "missing")):
+        try:
+            locate_project(given, load_settings())
+        except InvalidInput as exc:
+            assert exc.field == "project" and exc.fix and "existing folder" in exc.fix
+
+        else:
+            raise AssertionError(f"{given} was taken as a project folder")

@@ -159,7 +159,7 @@ def test_the_proxy_tooltip_gives_the_figures_the_routing_and_the_fix() -> None:
     tip = proxy_tooltip(LIVE)
     assert "Last request: tool results 24,000 → 3,000 tokens (-88%)" in tip
     assert "In total: 31,200 tokens saved, 40,000 → 8,800 (-78%)" in tip
-    assert "2 of 3 requests transformed, 1 epoch(s), last overhead 4.2 ms" in tip
+    assert "2 of 3 requests transformed, 1 sweep(s), last overhead 4.2 ms" in tip
     assert "New integrated terminals: Claude Code goes through it" in tip
     assert "No request through it yet" in proxy_tooltip({**LIVE, "transformed": 0})
     failed = proxy_tooltip(

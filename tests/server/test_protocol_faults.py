@@ -205,6 +205,39 @@ def test_the_stock_mcp_sdk_leaves_unreadable_lines_unanswered(tmp_path: Path, na
         server.close()
 
 
+@pytest.mark.parametrize("raw_id", ["1.5", "true"])
+def test_mcp_answers_a_request_whose_id_the_sdk_cannot_take(mcp: RawServer, raw_id: str) -> None:
+    mcp.send(f'{{"jsonrpc":"2.0","id":{raw_id},"method":"ping"}}')
+    reply = mcp.reply(None, timeout=2.0)
+    assert reply is not None and "id: must be a string or an integer" in reply["error"]["message"]
+    assert "Fix:" in reply["error"]["message"]
+
+
+@pytest.mark.parametrize("raw_id", ["1.5", "true"])
+def test_the_stock_mcp_sdk_reads_such_a_request_as_a_notification(tmp_path: Path, raw_id: str) -> None:
+    """A stock MCPServer takes a request whose id is neither a string nor an integer for a
+    notification of the same method: it never answers it (the ping after it is answered)."""
+    server = _bare(tmp_path, BARE_MCP, framed=False)
+    try:
+        server.request(
+            0,
+            "initialize",
+            {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "t", "version": "1"},
+            },
+        )
+        assert server.reply(0, 30) is not None, server.stderr()
+        server.notify("notifications/initialized", {})
+        server.send(f'{{"jsonrpc":"2.0","id":{raw_id},"method":"ping"}}')
+        server.request(100, "ping", {})
+        assert server.reply(100, 10) is not None, server.stderr()
+        assert server.reply(None, 0.5) is None
+    finally:
+        server.close()
+
+
 LSP_UNANSWERED = ["deep 50k", "not JSON", "LSP type"]
 
 

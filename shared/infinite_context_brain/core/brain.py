@@ -278,7 +278,15 @@ class ProjectBrain:
         durations: list[float] = []
 
         def update(current: ProjectState | None, next_version: int) -> HistoryEntry:
+            done = facts.handoff
+            if (
+                done is not None
+                and current is not None
+                and current.meta.handoffs.get(done.key, -1) >= done.offset
+            ):
+                raise _Unchanged(current)  # this stretch was handed off already (a repeat after a crash)
             request = self._request(current, facts, token_count)
+
             result = merger.merge(request)
             state, found = self._finished(result, request, facts)
             if current is not None and state.content_dict() == current.content_dict():

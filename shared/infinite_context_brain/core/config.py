@@ -70,7 +70,7 @@ class ProviderKey:
 
 
 class Settings(BaseSettings):
-    """Everything configurable, documented in README.md's configuration table."""
+    """Everything configurable, documented in docs/configuration.md."""
 
     model_config = SettingsConfigDict(
         env_prefix=ENV_PREFIX,

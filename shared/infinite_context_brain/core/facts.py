@@ -160,14 +160,25 @@ class Gotcha(_Fact):
     text: str
 
 
+class TranscriptCursor(_Fact):
+    """How far a hand-off read a transcript (by the key of its path): stored with the version it
+    makes, in the same write, so a hand-off run again after a crash knows it is done."""
+
+    key: str
+    offset: int = Field(ge=0)
+
+
 #: fields that describe the stretch rather than say something happened in it
-_BOOKKEEPING = frozenset({"source", "tool_uses", "origin", "excerpt"})
+_BOOKKEEPING = frozenset({"source", "tool_uses", "origin", "excerpt", "handoff"})
 
 
 class ContextFacts(_Fact):
     source: Literal["text", "transcript", "notebook"] = "text"
     #: the surface the checkpoint came from ("mcp", "cli", "editor", "notebook", "hook"), for the journal
     origin: str = ""
+    #: the transcript stretch these facts were read from (a hand-off), stored with the version
+    handoff: TranscriptCursor | None = None
+
     #: the checkpoint's text as written (redacted): kept whole in the journal, never replaced
     text: str = ""
     #: structured fields a model or person stated (the MCP ``checkpoint`` tool's fields)

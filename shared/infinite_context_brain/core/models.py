@@ -38,6 +38,9 @@ class Meta(_Model):
     session_id: str
     token_budget_used: int = Field(0, ge=0)
     merged_by: str = "none"
+    #: how far each transcript was handed off (key of its path -> byte offset), written with the
+    #: version: a hand-off repeated after a crash between the two writes stores nothing twice
+    handoffs: dict[str, int] = Field(default_factory=dict)
 
 
 class RecentChange(_Model):
@@ -166,7 +169,14 @@ class ProjectState(_Model):
         """The state without bookkeeping that changes on every write (for diffs and equality)."""
         data = self.model_dump(mode="json")
         meta = data["meta"]
-        for key in ("version", "last_checkpoint", "last_access", "merged_by", "token_budget_used"):
+        for key in (
+            "version",
+            "last_checkpoint",
+            "last_access",
+            "merged_by",
+            "token_budget_used",
+            "handoffs",
+        ):
             meta.pop(key, None)
         return data
 

@@ -133,13 +133,14 @@ def locate_project(
     for given, name in ((explicit, "project"), (settings.project_root, "project_root")):
         if given is not None and str(given).strip():
             chosen = Path(given).expanduser()
-            if not chosen.exists():
+            if not chosen.is_dir():
                 raise InvalidInput(
                     name,
-                    f"folder {chosen} does not exist",
+                    f"{chosen} is not a folder" if chosen.exists() else f"folder {chosen} does not exist",
                     fix="pass an existing folder (--project, PROJECT_ROOT or INFINITE_CONTEXT_PROJECT_ROOT)",
                 )
             break
+
     if chosen is None:
         for offered in (settings.claude_project_dir, client_cwd):
             if offered is not None and str(offered).strip() and Path(offered).expanduser().is_dir():

@@ -149,11 +149,19 @@ def command_fix(command: str) -> str:
         return "run `infinite-context install claude-code` again from the installation you use"
     script = installed_script()
     pinned = f" ({script})" if script else ""
-    return (
-        "put the console script on the PATH every terminal gets: `make run` in the checkout links it "
-        f"into ~/.local/bin, or `{install_command('pipx')}`; or pin this installation{pinned} for "
-        "yourself only with `infinite-context install claude-code --scope local`"
-    )
+    local_bin = Path.home() / ".local" / "bin"
+    if (local_bin / command).exists():  # linked already: that folder is what a login shell lacks
+        put = (
+            f'add {local_bin} to PATH in ~/.profile (`export PATH="$HOME/.local/bin:$PATH"`), '
+            "then open a new terminal"
+        )
+    else:
+        put = (
+            "put the console script on the PATH every terminal gets: `make run` in the checkout links it "
+            f"into ~/.local/bin, or `{install_command('pipx')}`"
+        )
+    local = "`infinite-context install claude-code --scope local`"
+    return f"{put}; or pin this installation{pinned} for yourself only with {local}"
 
 
 def command_checks(executables: list[str], folder: Path, claude_config_dir: Path | None) -> list[Check]:

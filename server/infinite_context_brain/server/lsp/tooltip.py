@@ -66,7 +66,7 @@ def proxy_tooltip(p: dict[str, Any]) -> str:
                 f"{p['tokensAfter']:,}{_share(p['savedShare'])}"
             )
             lines.append(
-                f"- {p['transformed']} of {p['requests']} requests transformed, {p['epochs']} epoch(s), "
+                f"- {p['transformed']} of {p['requests']} requests transformed, {p['epochs']} sweep(s), "
                 f"last overhead {p['lastOverheadMs']} ms"
             )
         setting = "terminals" if p["enabled"] else "enabled"

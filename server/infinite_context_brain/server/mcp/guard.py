@@ -13,11 +13,12 @@ stock server answers those lines itself, this module goes.
 from __future__ import annotations
 
 import logging
+import typing
 from collections.abc import AsyncIterable
 from typing import Protocol
 
 from mcp.shared.message import SessionMessage
-from mcp.types import ErrorData, JSONRPCError
+from mcp.types import ClientRequest, ErrorData, JSONRPCError, JSONRPCNotification
 from pydantic import ValidationError
 
 from ..wire import INVALID_REQUEST, MAX_ID_CHARS, Problem, check_message, parse_problem, request_id
@@ -56,14 +57,33 @@ def refusal(item: Exception) -> tuple[int | str | None, Problem]:
     )
 
 
+#: the methods a client may only send as requests (they expect an answer)
+REQUEST_METHODS = frozenset(
+    method
+    for request in typing.get_args(ClientRequest)
+    for method in typing.get_args(request.model_fields["method"].annotation)
+)
+BAD_ID = Problem(
+    INVALID_REQUEST,
+    "id: must be a string or an integer. Fix: number requests with integers (or use strings)",
+)
+
+
+def _lost_its_id(item: SessionMessage) -> bool:
+    """A request whose ``id`` the SDK could not take (``1.5``, ``true``) is read by it as a
+    notification of a request method, and never answered."""
+    message = item.message
+    return isinstance(message, JSONRPCNotification) and message.method in REQUEST_METHODS
+
+
 async def relay(source: AsyncIterable[SessionMessage | Exception], server: Passage, replies: Sink) -> None:
     """Pass ``source`` on to ``server`` (closed at the end of input), answering what it could not read."""
     try:
         async for item in source:
-            if not isinstance(item, Exception):
+            if not isinstance(item, Exception) and not _lost_its_id(item):
                 await server.send(item)
                 continue
-            msg_id, problem = refusal(item)
+            msg_id, problem = (None, BAD_ID) if not isinstance(item, Exception) else refusal(item)
             log.warning("refused a message: %s", problem.message, extra={"id": msg_id})
             if isinstance(msg_id, str) and len(msg_id) > MAX_ID_CHARS:
                 msg_id = None

@@ -153,9 +153,8 @@ LABELS: dict[str, Kind] = {
     **dict.fromkeys(["architecture", "design", "stack"], "architecture"),
 }
 #: kinds whose label body is a list (``Next: a; b``, ``Plan: 1) a 2) b``)
-LIST_KINDS: frozenset[Kind] = frozenset(
-    {"next", "done", "blocker", "tried", "question", "files", "gotcha", "note"}
-)
+LIST_KINDS: frozenset[Kind] = frozenset({"next", "done", "blocker", "tried", "question", "files"})
+
 
 _QUESTION_START = re.compile(
     r"^(?:should (?:we|i)|do we|shall we|which|whether|how (?:do|should|can) we|who|open question|"

@@ -18,6 +18,9 @@ from ..models import JournalEntry, ProjectState
 from .integrity import fit_to_cap
 
 JOURNAL_ENTRIES = 50
+#: transcripts whose hand-off offset a state remembers (the newest)
+MAX_TRANSCRIPTS = 30
+
 JOURNAL_ENTRY_CHARS = 12_000
 
 
@@ -73,6 +76,11 @@ def finish(
     """``state`` as any tier merged it, with the journal and the compaction summary set from the
     old state and the facts, then fitted to ``token_cap``; plus warnings naming what was trimmed."""
     state = state.model_copy(deep=True)
+    handoffs = dict(old.meta.handoffs) if old is not None else {}
+    if facts.handoff is not None:
+        handoffs.pop(facts.handoff.key, None)
+        handoffs[facts.handoff.key] = facts.handoff.offset
+    state.meta.handoffs = dict(list(handoffs.items())[-MAX_TRANSCRIPTS:])
     journal, warnings = journal_after(old.journal if old is not None else [], facts, now)
     state.journal = journal
     summary = facts.compact_summary

@@ -185,9 +185,15 @@ def outcome(kind: CheckKind, output: str, is_error: bool) -> bool | None:
     return kind == "other" or _SUMMARY_FAILED.search(output) is None
 
 
+#: a section banner of a test runner's report ("===== FAILURES =====", "_____ test_x _____")
+_BANNER = re.compile(r"^[=_\-*#~]{3,}\s*[\w .:/\[\]-]*?\s*[=_\-*#~]{3,}$|^[=_\-*#~]{3,}$")
+
+
 def failure_lines(output: str, limit: int = 3, chars: int = 200) -> list[str]:
+
     # Redacted before any cut: a key split at the limit would survive its pattern.
     lines = [ln.strip() for ln in redact(_EXIT.sub("", output)).splitlines()]
+    lines = [ln for ln in lines if not _BANNER.match(ln)]  # "===== FAILURES =====" says nothing
     picked = [ln for ln in lines if _FAILURE_LINE.search(ln) and not _BENIGN.search(ln)]
     if not picked:
         picked = [ln for ln in lines if ln]

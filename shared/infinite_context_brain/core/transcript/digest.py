@@ -50,6 +50,7 @@ from .reader import (
 )
 from .summary import read_summary
 from .symbols import MAX_SYMBOLS, edited_symbols
+from .trackers import read_tracker_call
 from .user_words import asks_only, is_rejection, rejection_words, rules_and_later
 
 EDIT_TOOLS = {"Edit", "Write", "MultiEdit", "NotebookEdit"}
@@ -358,6 +359,16 @@ class _Walk:
             self.facts.decisions = [*self.facts.decisions, decision][-MAX_DECISIONS:]
             return
 
+        if use.name.startswith("mcp__") and not result.is_error:
+            reading = read_tracker_call(use.name, data, result.text())
+            if reading is not None:
+                self.facts.tracker += reading.events
+                if reading.open_items is not None:
+                    self.facts.open_items = reading.open_items
+                new_items = [f"{item} (created on the tracker)" for item in reading.created]
+                self.facts.next_steps = [*self.facts.next_steps, *new_items]
+
+                return
         if use.name in EDIT_TOOLS:
             raw = data.get("file_path") or data.get("notebook_path")
             if isinstance(raw, str) and not result.is_error:

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import InvalidInput
+from ..facts import TranscriptCursor
 from ..files import open_private, private_dir
 from ..models import Observation
 from .digest import digest, session_root
@@ -43,9 +44,22 @@ class HandoffResult:
     backfilled: int = 0
 
 
+def transcript_key(transcript: Path) -> str:
+    return hashlib.sha1(str(transcript.resolve()).encode()).hexdigest()[:24]
+
+
 def cursor_path(data_dir: Path, transcript: Path) -> Path:
-    key = hashlib.sha1(str(transcript.resolve()).encode()).hexdigest()[:24]
-    return data_dir / "cursors" / f"{key}.json"
+    return data_dir / "cursors" / f"{transcript_key(transcript)}.json"
+
+
+def _stored_offset(brain: ProjectBrain, key: str, size: int) -> int:
+    """How far the brain's current version says this transcript was handed off (0 if not, or if
+    the transcript is shorter than that: another file under the same path)."""
+    if not brain.session_id:
+        return 0
+    state = brain.store.states.get_state(brain.session_id)
+    offset = state.meta.handoffs.get(key, 0) if state is not None else 0
+    return offset if 0 <= offset <= size else 0
 
 
 def _read_cursor(path: Path, transcript: Path) -> int:
@@ -74,11 +88,14 @@ def checkpoint_from_transcript(
     private_dir(cursor.parent)
     with os.fdopen(open_private(cursor.with_suffix(".lock"), os.O_WRONLY | os.O_APPEND), "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # a concurrent PreCompact / SessionEnd waits, then sees no news
-        start = _read_cursor(cursor, path)
+        key = transcript_key(path)
+        # The version a crashed hand-off stored before its cursor file counts as handed off.
+        start = max(_read_cursor(cursor, path), _stored_offset(brain, key, path.stat().st_size))
         reader = TranscriptReader(path, start=start, complete_lines_only=True)
         entries = list(reader)
         started_in = session_root(path)
         facts = digest(entries, [brain.project.root, *([started_in] if started_in else [])])
+        facts.handoff = TranscriptCursor(key=key, offset=reader.end)
         result = None
         if not facts.is_empty():
             tokens = next(

@@ -132,13 +132,15 @@ _CHOICE = re.compile(
     re.I,
 )
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z`*])|\n+")
+#: a label the assistant put before its own decision ("Decided: ...")
+_LABEL = re.compile(r"^(?:\*\*)?(?:decided|decision|note|root cause)(?:\*\*)?\s*:\s*(?:\*\*)?\s*", re.I)
 
 
 def decisions_in(text: str) -> list[str]:
     """Sentences of the assistant's text that state a choice (at most three, newest last)."""
     found: list[str] = []
     for sentence in _SENTENCE.split(text):
-        sentence = sentence.strip(" -*#>")
+        sentence = _LABEL.sub("", sentence.strip(" -*#>"))
         if len(sentence) >= 30 and _CHOICE.search(sentence) and not sentence.endswith("?"):
             found.append(_clip(sentence, DECISION_CHARS))
     return found[-3:]
