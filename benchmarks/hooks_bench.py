@@ -204,8 +204,8 @@ def _claude_runs(runs: int, kind: str) -> list[object]:
     import threading
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    from tests.claude_session import ClaudeProject, run_claude
-    from tests.fake_anthropic import Step
+    from tests.helpers.claude_session import ClaudeProject, run_claude
+    from tests.helpers.fake_anthropic import Step
 
     script = [Step(tool="Bash", input={"command": f"echo {i}", "description": "echo"}) for i in range(3)]
     script.append(Step(text="Done."))

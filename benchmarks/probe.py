@@ -36,8 +36,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from tests.core.secret_corpus import CORPUS  # noqa: E402
-from tests.raw_stdio import RawServer, has_traceback, start_lsp, start_mcp  # noqa: E402
-from tests.redis_servers import RedisServer, free_port  # noqa: E402
+from tests.helpers.raw_stdio import RawServer, has_traceback, start_lsp, start_mcp  # noqa: E402
+from tests.helpers.redis_servers import RedisServer, free_port  # noqa: E402
 
 PY = sys.executable
 HANG_SECONDS = 2.0

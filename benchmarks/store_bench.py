@@ -22,7 +22,7 @@ from pathlib import Path
 
 from common import bench_env, scratch, table, temp_project
 
-LOOP = Path(__file__).resolve().parents[1] / "tests" / "checkpoint_loop.py"
+LOOP = Path(__file__).resolve().parents[1] / "tests" / "helpers" / "checkpoint_loop.py"
 
 
 @contextmanager

@@ -26,11 +26,12 @@ from infinite_context_brain.core.config import Settings, load_settings
 from infinite_context_brain.core.project import resolve_project
 from infinite_context_brain.core.storage import Store, open_store
 
-from .redis_servers import RedisCluster, RedisServer, free_port, start_cluster
+from .helpers.redis_servers import RedisCluster, RedisServer, free_port, start_cluster
 
 REPO = Path(__file__).resolve().parents[1]
 #: Real Claude Code transcripts, kept beside the repository (``../shared/fixtures``), not in it.
-#: Without them the tests that read them are skipped, saying why (``IC_TEST_FIXTURES`` moves them).
+#: A test that reads them is marked ``@pytest.mark.fixtures``; without them it is skipped, saying
+#: why (``IC_TEST_FIXTURES`` moves them).
 FIXTURES = Path(os.environ.get("IC_TEST_FIXTURES") or REPO.parent / "shared" / "fixtures" / "claude-code")
 #: A long session with a compaction, and a 2.1.6 session with phantom reads.
 SPOTTER_LONG = FIXTURES / "spotter" / "4d5611e5-241a-462a-8d15-5122611a9569.jsonl"
@@ -47,51 +48,14 @@ FIXTURES_MISSING = (
 )
 
 
-def _under_fixtures(value: object) -> bool:
-    if isinstance(value, Path):
-        return str(value).startswith(str(FIXTURES))
-    if isinstance(value, (list, tuple)):
-        return any(_under_fixtures(v) for v in value)
-    return False
-
-
-def _uses_fixtures(item: pytest.Item) -> bool:
-    """The test, or a fixture it uses, reads FIXTURES (directly or through a module constant:
-    a path, or a list of paths, under it)."""
-    import inspect
-
-    module = getattr(item, "module", None)
-    names = {"FIXTURES"}
-    if module is not None:
-        names |= {name for name, value in vars(module).items() if _under_fixtures(value)}
-        for name, value in vars(module).items():  # a helper function that reads them
-            if inspect.isfunction(value) and not name.startswith("test_"):
-                try:
-                    helper = inspect.getsource(value)
-                except (OSError, TypeError):
-                    continue
-                if "FIXTURES" in helper:
-                    names.add(name)
-    functions = [getattr(item, "function", None)]
-    info = getattr(item, "_fixtureinfo", None)
-    if info is not None:
-        functions += [d.func for defs in info.name2fixturedefs.values() for d in defs]
-    for fn in functions:
-        try:
-            source = inspect.getsource(fn) if fn is not None else ""
-        except (OSError, TypeError):
-            continue
-        if any(name in source for name in names):
-            return True
-    return False
-
-
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Tests marked ``fixtures`` (per test, or per module with ``pytestmark``) read the real
+    transcripts: without them they are skipped, saying where they were looked for."""
     if FIXTURES.is_dir():
         return
     skip = pytest.mark.skip(reason=FIXTURES_MISSING)
     for item in items:
-        if _uses_fixtures(item):
+        if item.get_closest_marker("fixtures") is not None:
             item.add_marker(skip)
 
 

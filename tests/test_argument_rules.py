@@ -1,4 +1,4 @@
-"""One rule per argument, the same on every surface (issue 14).
+"""One rule per argument, the same on every surface.
 
 Each case drives one bad value through every surface that takes the argument: the core
 (``ProjectBrain`` / ``WorkingMemory``), the real MCP client over stdio, the language server with
@@ -33,9 +33,9 @@ from infinite_context_brain.core.brain import ProjectBrain
 from infinite_context_brain.core.errors import InvalidInput
 
 from .conftest import run_cli
+from .helpers.lsp_client import SERVER
+from .helpers.mcp_client import mcp_session, text_of
 from .notebook.conftest import shell  # noqa: F401  (the notebook fixture, reused)
-from .server.test_lsp import SERVER
-from .server.test_mcp_e2e import mcp_session, text_of
 
 Call = Callable[[ProjectBrain], Any]
 

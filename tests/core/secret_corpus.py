@@ -376,7 +376,7 @@ def _wrappings() -> dict[str, tuple[str, list[str]]]:
 FORMATS = _formats()
 WRAPPINGS = _wrappings()
 CORPUS = {**FORMATS, **WRAPPINGS}
-#: the wrappings issue 27 found leaking
+#: the formats and wrappings an earlier redaction let through (each must stay caught)
 LEAKED_BEFORE = [
     "w_json_escaped", "w_curl_d_json", "w_mysql_attached", "w_mysql_space", "w_cookie", "w_k8s_env",
     "w_urlencoded", "w_upper_token", "w_zero_width", "w_newline_split", "dockerhub", "docker_auth",

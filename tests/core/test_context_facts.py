@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import orjson
+import pytest
 
 from infinite_context_brain.core.facts import ContextFacts, TaskItem
 from infinite_context_brain.core.merge.extract import facts_from_text
@@ -42,6 +43,7 @@ def _read(path: Path, line: int) -> list[Entry]:
 # ---- Claude Code markup -----------------------------------------------------------------------
 
 
+@pytest.mark.fixtures
 def test_injected_turns_are_not_the_users_words() -> None:
     texts: dict[int, str] = {}
     for number, raw in enumerate(raw_lines(PHANTOM), 1):
@@ -67,6 +69,7 @@ def test_injected_turns_are_not_the_users_words() -> None:
     assert not is_acknowledgement("new beads for the epic were added. tackle them")
 
 
+@pytest.mark.fixtures
 def test_a_prompt_typed_while_the_assistant_works_is_a_request() -> None:
     queued = [e for e in TranscriptReader(SPOTTER_GQC) if isinstance(e, UserEntry) and e.queued]
     assert [user_text(e.texts[0]) for e in queued if user_text(e.texts[0])] == [
@@ -138,6 +141,7 @@ def test_tracker_commands_and_commits_from_the_fixture() -> None:
 # ---- the digest -------------------------------------------------------------------------------
 
 
+@pytest.mark.fixtures
 def test_digest_names_the_claimed_subtask_and_what_is_not_committed() -> None:
     root = session_root(SPOTTER_DOV)
     assert root == Path("/home/USER/projects/spotter-worktrees/spotter-dov")
@@ -156,6 +160,7 @@ def test_digest_names_the_claimed_subtask_and_what_is_not_committed() -> None:
     assert any(c.kind == "run" and "Explore" in c.command for c in facts.commands)  # a subagent dispatch
 
 
+@pytest.mark.fixtures
 def test_digest_keeps_a_failing_check_until_it_passes() -> None:
     facts = digest(_read(SPOTTER_GQC, 1000), [session_root(SPOTTER_GQC) or Path("/")])
     failing = {f.check for f in facts.failures}
@@ -168,6 +173,7 @@ def test_digest_keeps_a_failing_check_until_it_passes() -> None:
     assert any(c.sha and "spotter-gqc" in c.subject for c in later.commits)
 
 
+@pytest.mark.fixtures
 def test_digest_reads_the_task_list_and_commits() -> None:
     windows_seen = list(windows(RUST_PORT, every=20))
     first = windows_seen[0]

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from infinite_context_brain.core.brain import ProjectBrain
 from infinite_context_brain.core.config import load_settings
 from infinite_context_brain.core.transcript.handoff import (
@@ -15,6 +17,8 @@ from infinite_context_brain.core.transcript.handoff import (
 from infinite_context_brain.core.transcript.reader import TranscriptReader
 
 from ..conftest import FIXTURES
+
+pytestmark = pytest.mark.fixtures  # real Claude Code transcripts
 
 SMALL = FIXTURES / "claude-reliability" / "coverage-test-fix" / "transcript.jsonl"
 

@@ -15,6 +15,8 @@ from infinite_context_brain.core.transcript.reader import TranscriptReader
 
 from ..conftest import FIXTURES, PHANTOM, SPOTTER_LONG
 
+pytestmark = pytest.mark.fixtures  # real Claude Code transcripts
+
 TOOL_HEAVY = FIXTURES / "spotter" / "tool_heavy.jsonl"
 SHORT = FIXTURES / "spotter" / "short.jsonl"
 

@@ -27,9 +27,7 @@ from infinite_context_brain.core.transcript.reader import content_text
 from infinite_context_brain.core.transcript.replay import timed_requests
 from infinite_context_brain.core.transcript.transform import MARKER
 
-from ..conftest import FIXTURES, FIXTURES_MISSING, PHANTOM, SPOTTER_LONG
-
-needs_fixtures = pytest.mark.skipif(not FIXTURES.is_dir(), reason=FIXTURES_MISSING)
+from ..conftest import PHANTOM, SPOTTER_LONG
 
 
 @pytest.fixture(scope="module")
@@ -78,7 +76,7 @@ def billed(bodies: list[bytes], times: list[float]) -> list[Bill]:
     return bills
 
 
-@needs_fixtures
+@pytest.mark.fixtures
 @pytest.mark.parametrize("session", ["spotter", "phantom"])
 def test_deterministic_and_cheaper_by_the_providers_rules(
     session: str, request: pytest.FixtureRequest
@@ -101,7 +99,7 @@ def test_deterministic_and_cheaper_by_the_providers_rules(
     assert last.tokens_after < 0.25 * last.tokens_before
 
 
-@needs_fixtures
+@pytest.mark.fixtures
 @pytest.mark.parametrize("session", ["spotter", "phantom"])
 def test_markers_thinking_system_tools_and_pairing_kept(session: str, request: pytest.FixtureRequest) -> None:
     timed: list[tuple[float, bytes]] = request.getfixturevalue(session)
@@ -143,7 +141,7 @@ def test_unchanged_body_is_forwarded_as_received() -> None:
         LiveTransformer().transform_body(b"{not json")
 
 
-@needs_fixtures
+@pytest.mark.fixtures
 def test_decisions_and_originals_survive_a_restart_through_the_store() -> None:
     timed = timed_requests(PHANTOM)
     saved: dict[str, Observation] = {}
@@ -204,7 +202,7 @@ def _results(body: dict[str, Any]) -> list[tuple[int, dict[str, Any]]]:
     ]
 
 
-@needs_fixtures
+@pytest.mark.fixtures
 def test_unread_results_whole_and_large_ones_replaced_once_read(phantom: list[tuple[float, bytes]]) -> None:
     options = LiveOptions()
     outs, stats = replay(phantom)

@@ -13,7 +13,7 @@ from infinite_context_brain.core.brain import ProjectBrain
 from infinite_context_brain.core.config import load_settings
 from infinite_context_brain.core.merge import llm
 
-from ..fake_providers import fake_provider, good_answer, old_state_in, section_in, session_id_in
+from ..helpers.fake_providers import fake_provider, good_answer, old_state_in, section_in, session_id_in
 
 
 @pytest.fixture(autouse=True)

@@ -1,4 +1,4 @@
-"""Working memory at scale (issue 19): one ranking on every backend, projects isolated, usage as
+"""Working memory at scale: one ranking on every backend, projects isolated, usage as
 running totals, recall through indexes, access bookkeeping off the query path, schema upgrades
 that keep every item. Costs (flat from 1k to 100k items) are measured in benchmarks/memory_bench.py,
 not here."""

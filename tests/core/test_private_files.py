@@ -34,6 +34,7 @@ def loose_umask() -> Iterator[None]:
         os.umask(old)
 
 
+@pytest.mark.fixtures
 def test_everything_created_is_private_under_umask_zero(tmp_path: Path, loose_umask: None) -> None:
     data = tmp_path / "data" / "nested"
     project = tmp_path / "project"

@@ -23,7 +23,7 @@ from infinite_context_brain.core.transcript.observe import build_observation
 from infinite_context_brain.core.transcript.service import transcript_stats
 
 from ..conftest import FIXTURES
-from ..redis_servers import RedisServer
+from ..helpers.redis_servers import RedisServer
 from .clean_corpus import CLEAN
 from .secret_corpus import CORPUS, FORMATS, LEAKED_BEFORE
 
@@ -75,6 +75,7 @@ def _fixture_texts(per_file: int = 200_000) -> list[str]:
     return lines
 
 
+@pytest.mark.fixtures
 def test_anchored_rules_match_only_where_one_of_their_keywords_begins() -> None:
     """A rule tried only where one of its keywords occurs loses nothing: each match its pattern
     finds anywhere in a text (secrets alone and inside real transcript lines, in several cases)
@@ -106,6 +107,7 @@ def test_clean_text_is_kept(text: str) -> None:
 FIXTURE_CREDENTIALS = ("test-key-12345", "test-api-key-12345", "test-token-67890", 'name=\\"csrf-token\\"')
 
 
+@pytest.mark.fixtures
 def test_the_fixture_transcripts_lose_only_what_looks_like_a_credential() -> None:
     changed = 0
     for path in sorted(Path(FIXTURES).rglob("*.jsonl")):
@@ -161,6 +163,37 @@ def test_truncated_output_keeps_no_key_lines() -> None:
     assert not [s for s in secrets if s in obs.text]
     cut = text[: len(text) - 120]  # no END line: the block runs to the end of the text
     assert not [s for s in secrets[:-3] if s in redact(cut)]
+
+
+PROVIDER_KEYS = {
+    "anthropic": "sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789",
+    "openai": "sk-proj-abcdefghijklmnopqrstuvwxyz012345",
+    "google": "AIzaSyA1234567890abcdefghijklmnopqrstuv",
+    "aws": "AKIAIOSFODNN7EXAMPLE",
+    "github": "ghp_" + "a" * 36,
+}
+
+
+@pytest.mark.parametrize("kind", sorted(PROVIDER_KEYS))
+def test_redacts_provider_keys(kind: str) -> None:
+    text = f"use {PROVIDER_KEYS[kind]} now"
+    out = redact(text)
+    assert PROVIDER_KEYS[kind] not in out and "[REDACTED:" in out and out.startswith("use ")
+
+
+def test_redacts_blocks_urls_and_assignments() -> None:
+    text = (
+        "-----BEGIN RSA PRIVATE KEY-----\nMIIEow\n-----END RSA PRIVATE KEY-----\n"
+        "db postgres://admin:s3cr3tpw@localhost:5432/app\n"
+        'password = "hunter22"\nAPI_KEY: abcdef123\n"client_secret": "zzz999"\n'
+        "the password policy is strict"
+    )
+    out = redact(text)
+    for secret in ("MIIEow", "s3cr3tpw", "hunter22", "abcdef123", "zzz999"):
+        assert secret not in out
+    assert "postgres://admin:[REDACTED:password]@localhost" in out
+    assert "password policy is strict" in out  # prose about passwords is kept
+    assert find_secrets(text) and redact(out) == out  # idempotent: placeholders stay as they are
 
 
 # ---- every surface, then a grep of everything persisted -----------------------------------------

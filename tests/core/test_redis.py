@@ -21,7 +21,7 @@ from infinite_context_brain.core.storage import redis as redis_store
 from infinite_context_brain.core.storage.redis import display_url
 
 from ..conftest import PYTHON, cli_env, run_cli
-from ..redis_servers import RedisServer, free_port
+from ..helpers.redis_servers import RedisServer, free_port
 
 
 @pytest.fixture

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+import pytest
 
 from infinite_context_brain.core.facts import ContextFacts
 from infinite_context_brain.core.merge import MergeRequest, OfflineMerger
@@ -71,6 +72,7 @@ def _merge(facts: ContextFacts, old: ProjectState | None = None) -> ProjectState
 # ---- Claude Code's compaction summary -------------------------------------------------------------
 
 
+@pytest.mark.fixtures
 def test_every_real_summary_is_read_part_by_part() -> None:
     paths = [SPOTTER_DOV, SPOTTER_GQC, ENTIRE, APOLLO, CIPHER]
     for path in paths:
@@ -89,6 +91,7 @@ def test_every_real_summary_is_read_part_by_part() -> None:
     assert read_summary("Fixed the login bug.") is None
 
 
+@pytest.mark.fixtures
 def test_the_summary_survives_clear_and_its_next_steps_are_kept_until_a_commit() -> None:
     lines = _objects(SPOTTER_DOV)
 
@@ -132,6 +135,7 @@ def test_compact_instructions_are_the_users_intent() -> None:
 # ---- what is left ---------------------------------------------------------------------------------
 
 
+@pytest.mark.fixtures
 def test_the_assistants_numbered_plan_is_read() -> None:
     text = next(
         _text(o)
@@ -171,6 +175,7 @@ def test_an_approved_plan_mode_plan_gives_its_steps() -> None:
     ]
 
 
+@pytest.mark.fixtures
 def test_tracker_listings_give_open_items_with_titles() -> None:
     ready = [
         str(b.get("content"))
@@ -401,6 +406,7 @@ def _bash_session(uses: list[tuple[str, str, bool]], start: int = 0) -> list[dic
     return objects
 
 
+@pytest.mark.fixtures
 def test_a_tracker_reached_through_mcp_gives_titles_and_what_was_created() -> None:
     """Linear through its MCP server, as a real session used it."""
     session = FIXTURES / "other-projects" / "entireio+cli" / "1e0816ef-6f89-4f05-b331-dab09bb14485.jsonl"

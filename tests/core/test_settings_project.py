@@ -1,9 +1,13 @@
-"""Settings read once (env prefix plus the seed's names), the project folder decided once
-(``locate_project``), and which key pays for a merge (``merge_plan``)."""
+"""Settings read once (env prefix plus the seed's names, explicit values over the environment over
+``.env``, a bad value named by its field), the project folder decided once (``locate_project``),
+which brain a folder belongs to (``resolve_project``: the id file, then git, then the folder; one
+id however many processes start at once), and which key pays for a merge (``merge_plan``)."""
 
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -14,7 +18,7 @@ from infinite_context_brain.core.errors import ConfigError, InvalidInput
 from infinite_context_brain.core.logs import LOG_LEVEL_VARIABLES, level_from_env
 from infinite_context_brain.core.merge.chain import build_chain
 from infinite_context_brain.core.merge_plan import merge_plan
-from infinite_context_brain.core.project import locate_project
+from infinite_context_brain.core.project import SESSION_FILE, find_root, locate_project, resolve_project
 
 from ..conftest import REPO
 
@@ -111,7 +115,6 @@ def _readme_variables() -> set[str]:
     return names
 
 
-
 def _variables_read() -> set[str]:
     names: set[str] = set()
     for field, info in Settings.model_fields.items():
@@ -173,6 +176,30 @@ def test_resume_tokens_default_and_bounds(monkeypatch: pytest.MonkeyPatch) -> No
         with pytest.raises(ConfigError) as info:
             load_settings()
         assert "INFINITE_CONTEXT_RESUME_TOKENS" in str(info.value.fix)
+
+
+def test_settings_precedence_and_seed_names(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("INFINITE_CONTEXT_HISTORY_SIZE", "7")
+    monkeypatch.setenv("PROJECT_ROOT", str(tmp_path))
+    monkeypatch.setenv("LOG_LEVEL", "debug")
+    s = load_settings()
+    assert (s.history_size, s.project_root, s.log_level) == (7, tmp_path, "DEBUG")
+    assert load_settings(history_size=9).history_size == 9  # explicit beats environment
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / ".env").write_text("INFINITE_CONTEXT_STATE_TOKEN_CAP=1234\nINFINITE_CONTEXT_HISTORY_SIZE=2\n")
+    s = load_settings()
+    assert s.state_token_cap == 1234 and s.history_size == 7  # env beats .env
+
+
+def test_bad_settings_name_the_field(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("INFINITE_CONTEXT_HISTORY_SIZE", "lots")
+    with pytest.raises(ConfigError) as info:
+        load_settings()
+    assert "history_size" in str(info.value)
+    monkeypatch.delenv("INFINITE_CONTEXT_HISTORY_SIZE")
+    with pytest.raises(ConfigError) as info:
+        load_settings(store_url="postgres://x")
+    assert "store_url" in str(info.value)
 
 
 # ---- which key pays ------------------------------------------------------------------------
@@ -288,11 +315,48 @@ def test_a_bad_seed_variable_is_reported_by_field_and_names(monkeypatch: pytest.
     )
 
 
-def test_a_project_that_is_a_file_is_refused_by_name(tmp_path: Path) -> None:
-    from infinite_context_brain.core.config import load_settings
-    from infinite_context_brain.core.errors import InvalidInput
-    from infinite_context_brain.core.project import locate_project
+# ---- resolve_project: which brain (the id file, then git, then the folder) -----------------
+def test_identity_prefers_session_file_then_git_then_folder(tmp_path: Path) -> None:
+    plain = tmp_path / "plain"
+    (plain / "sub").mkdir(parents=True)
+    assert find_root(plain / "sub") == plain / "sub"
 
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "pkg" / "deep").mkdir(parents=True)
+    project = resolve_project(repo / "pkg" / "deep")
+    assert project.root == repo and (repo / SESSION_FILE).read_text().strip() == project.session_id
+
+    (repo / "pkg" / SESSION_FILE).write_text("my-named-brain\n")
+    assert resolve_project(repo / "pkg" / "deep").session_id == "my-named-brain"
+    assert resolve_project(repo / "pkg" / "deep").root == repo / "pkg"
+    assert resolve_project(repo).session_id == project.session_id  # stable
+
+
+def test_missing_project_folder(tmp_path: Path) -> None:
+    with pytest.raises(InvalidInput) as info:
+        resolve_project(tmp_path / "nope")
+    assert info.value.field == "project"
+
+
+def test_concurrent_first_use_agrees_on_one_session_id(tmp_path: Path) -> None:
+    folder = tmp_path / "fresh"
+    folder.mkdir()
+    code = (
+        "import sys; from infinite_context_brain.core.project import resolve_project; "
+        "print(resolve_project(sys.argv[1]).session_id)"
+    )
+    procs = [
+        subprocess.Popen([sys.executable, "-c", code, str(folder)], stdout=subprocess.PIPE, text=True)
+        for _ in range(8)
+    ]
+    ids = {p.communicate(timeout=60)[0].strip() for p in procs}
+    assert len(ids) == 1 and "" not in ids
+    assert (folder / SESSION_FILE).read_text().strip() in ids
+    assert sorted(p.name for p in folder.iterdir()) == [SESSION_FILE]  # no temp files left
+
+
+def test_a_project_that_is_a_file_is_refused_by_name(tmp_path: Path) -> None:
     for given in ("/dev/null", str(tmp_path / "missing")):
         try:
             locate_project(given, load_settings())

@@ -1,4 +1,4 @@
-"""Store faults map to the error tree with a fix (issue 17): a damaged or full SQLite file, a
+"""Store faults map to the error tree with a fix: a damaged or full SQLite file, a
 malformed Redis URL, a Redis that wants a password or is frozen, a Cluster session id that would
 break the hash tag; replacing memory ids only when asked; a wiped or replaced store is noticed
 and versions never repeat. Real SQLite files and real redis-server processes."""
@@ -20,7 +20,7 @@ from infinite_context_brain.core.errors import ConfigError, CorruptState, Invali
 from infinite_context_brain.core.storage import open_store
 from infinite_context_brain.core.storage.redis_conn import hash_tag, session_of_tag
 
-from ..redis_servers import RedisCluster, RedisServer, free_port
+from ..helpers.redis_servers import RedisCluster, RedisServer, free_port
 
 
 def _brain(project: Path, url: str, data: Path) -> ProjectBrain:

@@ -25,7 +25,7 @@ from infinite_context_brain.core.storage import open_store
 from infinite_context_brain.core.storage.copy import copy_all
 
 from ..conftest import PYTHON, RedisServer, cli_env
-from ..redis_servers import start_cluster
+from ..helpers.redis_servers import start_cluster
 
 
 def _flush(url: str) -> None:

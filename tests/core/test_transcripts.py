@@ -44,10 +44,12 @@ def messages_of(path: Path) -> list[dict[str, object]]:
     return [obj for _n, obj in _load(path)[0]]
 
 
+@pytest.mark.fixtures
 def test_fixtures_are_present() -> None:
     assert len(MAIN) >= 8 and len(ALL) > len(MAIN), f"fixtures missing under {FIXTURES}"
 
 
+@pytest.mark.fixtures
 @pytest.mark.parametrize("path", ALL, ids=lambda p: p.name[:24])
 def test_every_fixture_parses(path: Path) -> None:
     reader = TranscriptReader(path)
@@ -63,6 +65,7 @@ def test_every_fixture_parses(path: Path) -> None:
     assert results <= uses  # every result answers a tool use we saw
 
 
+@pytest.mark.fixtures
 def test_compaction_boundaries_sidechains_and_subagent_files_are_known() -> None:
     path = COMPACTED[0]
     entries = list(TranscriptReader(path))
@@ -74,6 +77,7 @@ def test_compaction_boundaries_sidechains_and_subagent_files_are_known() -> None
     assert any(e.is_sidechain for e in TranscriptReader(subagents[0]) if isinstance(e, AssistantEntry))
 
 
+@pytest.mark.fixtures
 def test_malformed_unknown_and_empty_input_are_counted_not_fatal(tmp_path: Path) -> None:
     good = (FIXTURES / "spotter" / "short.jsonl").read_bytes().splitlines(keepends=True)
     broken = tmp_path / "broken.jsonl"
@@ -101,6 +105,7 @@ def test_malformed_unknown_and_empty_input_are_counted_not_fatal(tmp_path: Path)
     assert stats.tool_tokens_before == 0 and stats.curve == []
 
 
+@pytest.mark.fixtures
 @pytest.mark.slow  # writes and streams 200 MB in a child process
 def test_a_200_mb_transcript_streams_in_bounded_memory(tmp_path: Path) -> None:
     big = tmp_path / "huge.jsonl"
@@ -128,6 +133,7 @@ def test_a_200_mb_transcript_streams_in_bounded_memory(tmp_path: Path) -> None:
     assert peak_mb < 150, f"peak RSS {peak_mb} MB while streaming a 200 MB file"
 
 
+@pytest.mark.fixtures
 @pytest.mark.parametrize("path", COMPACTED, ids=lambda p: p.name[:8])
 def test_meter_is_within_3_percent_at_every_real_compaction(path: Path) -> None:
     meter = measure(path)
@@ -139,6 +145,7 @@ def test_meter_is_within_3_percent_at_every_real_compaction(path: Path) -> None:
     assert meter.by_category and any(k.startswith("tool:") for k in meter.by_category)
 
 
+@pytest.mark.fixtures
 def test_transform_never_touches_the_file_or_the_input_objects() -> None:
     before_hash = sha(BIG)
     messages = messages_of(BIG)
@@ -160,6 +167,7 @@ def test_transform_never_touches_the_file_or_the_input_objects() -> None:
     assert " tokens; " in first_line and "expand toolu_" in first_line
 
 
+@pytest.mark.fixtures
 def test_transform_messages_is_gated_by_endless_mode() -> None:
     from infinite_context_brain.core.config import load_settings
     from infinite_context_brain.core.transcript.service import transform_messages
@@ -172,6 +180,7 @@ def test_transform_messages_is_gated_by_endless_mode() -> None:
     assert sum(a is not b for a, b in zip(messages, on, strict=True)) == stats.replaced
 
 
+@pytest.mark.fixtures
 def test_keep_recent_at_least_all_tool_uses_is_identity() -> None:
     messages = messages_of(COMPACTED[0])
     uses = sum(
@@ -188,6 +197,7 @@ def test_keep_recent_at_least_all_tool_uses_is_identity() -> None:
     assert sum(a is not b for a, b in zip(messages, some, strict=True)) > 0
 
 
+@pytest.mark.fixtures
 def test_stored_observations_are_used_and_a_slow_store_falls_back_to_building() -> None:
     messages = messages_of(FIXTURES / "spotter" / "tool_heavy.jsonl")
     out, _ = transform(messages)
@@ -251,6 +261,7 @@ def test_observation_builders_keep_what_an_engineer_would() -> None:
     assert odd.text
 
 
+@pytest.mark.fixtures
 def test_compress_writes_a_resumable_copy_that_differs_only_in_tool_results(tmp_path: Path) -> None:
     source = COMPACTED[0]
     before_hash = sha(source)
@@ -286,6 +297,7 @@ def test_compress_writes_a_resumable_copy_that_differs_only_in_tool_results(tmp_
     assert again.lines_changed == 0
 
 
+@pytest.mark.fixtures
 def test_compress_refuses_to_overwrite_its_source(tmp_path: Path) -> None:
     from infinite_context_brain.core.errors import InvalidInput
 
@@ -297,6 +309,7 @@ def test_compress_refuses_to_overwrite_its_source(tmp_path: Path) -> None:
         compress(tmp_path / "missing.jsonl", tmp_path / "o.jsonl")
 
 
+@pytest.mark.fixtures
 def test_expand_returns_the_original_and_reads_sidecar_files(tmp_path: Path) -> None:
     source = FIXTURES / "spotter" / "tool_heavy.jsonl"
     messages = messages_of(source)
@@ -346,6 +359,7 @@ def test_live_transcript_is_the_newest_in_claude_codes_project_folder(
     assert live_transcript(project) == newer
 
 
+@pytest.mark.fixtures
 def test_digest_facts_from_a_window_reach_the_brain(tmp_path: Path) -> None:
     from infinite_context_brain.core.brain import ProjectBrain
     from infinite_context_brain.core.config import load_settings

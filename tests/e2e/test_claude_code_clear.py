@@ -7,43 +7,20 @@ Stop), and SessionStart must wait for it. Also with a large transcript never han
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shutil
 import time
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
-from ..claude_session import ClaudeProject, Terminal, interactive
 from ..conftest import SPOTTER_LONG
-from ..fake_anthropic import FakeAnthropic, Step, fake_anthropic
-from .test_claude_code_cli import claude_binary
+from ..helpers.claude_session import ClaudeProject, Terminal, session_start_context
+from ..helpers.fake_anthropic import FakeAnthropic, Step, fake_anthropic
 
 pytestmark = pytest.mark.slow  # the real Claude Code CLI (node)
 
 ANSWER = "The parser refactor is done: tokens are typed now."
-
-
-@pytest.fixture(params=["mcp", "command"])
-def project(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[ClaudeProject]:
-    claude_binary()  # skips (or fails in CI) without the CLI
-    project = ClaudeProject.create(tmp_path, hooks=request.param)
-    hooks = json.loads((project.root / ".claude" / "settings.json").read_text())["hooks"]
-    assert hooks["Stop"][0]["hooks"][0]["type"] == ("mcp_tool" if request.param == "mcp" else "command")
-    interactive(project)
-    yield project
-    project.spool_settled()  # let its worker leave before the folder goes
-
-
-def _started_with(fake: FakeAnthropic) -> str:
-    """What SessionStart injected into the session after /clear (Claude Code sends it as a
-    system message of the first request)."""
-    request = json.dumps(fake.main_requests()[-1]["messages"])
-    found = re.search(r"SessionStart hook additional context: (.*?)(?:\\n\\n\\nAvailable|\"\})", request)
-    return found.group(1) if found else ""
 
 
 def _clear_and_continue(term: Terminal, fake: FakeAnthropic) -> str:
@@ -56,17 +33,17 @@ def _clear_and_continue(term: Terminal, fake: FakeAnthropic) -> str:
     assert term.wait_for("Picking it up.", 90, mark), term.shown()[-2000:]
     assert len(fake.main_requests()) > requests
     assert "hookerror" not in term.shown(), term.shown()[-2000:]  # "Stop hook error occurred"
-    return _started_with(fake)
+    return session_start_context(fake)
 
 
-def test_clear_right_after_an_answer_starts_with_that_answer(project: ClaudeProject) -> None:
+def test_clear_right_after_an_answer_starts_with_that_answer(interactive_project: ClaudeProject) -> None:
     first = [
         Step(text="Refactoring.", tool="Bash", input={"command": "echo typed-tokens", "description": "echo"}),
         Step(text=ANSWER),
     ]
     with (
         fake_anthropic([Step(text="Picking it up.")], by_prompt={"Refactor": first}, tag="clear") as fake,
-        Terminal(project, fake) as term,
+        Terminal(interactive_project, fake) as term,
     ):
         assert term.ready(), term.shown()[-2000:]
         mark = term.mark()
@@ -77,17 +54,19 @@ def test_clear_right_after_an_answer_starts_with_that_answer(project: ClaudeProj
     assert "Refactor the parser" in context and "tokens are typed now" in context, context
 
 
-def test_clear_after_resuming_a_large_session_never_handed_off(project: ClaudeProject) -> None:
+@pytest.mark.fixtures
+def test_clear_after_resuming_a_large_session_never_handed_off(interactive_project: ClaudeProject) -> None:
     """A real 3 MB session resumed in Claude Code: its whole transcript is handed off for the
     first time right after one more answer, and /clear follows at once."""
     session = SPOTTER_LONG.stem
-    folder = project.config / "projects" / re.sub(r"[^A-Za-z0-9]", "-", str(project.root))
+    config, root = interactive_project.config, interactive_project.root
+    folder = config / "projects" / re.sub(r"[^A-Za-z0-9]", "-", str(root))
     folder.mkdir(parents=True)
     shutil.copy(SPOTTER_LONG, folder / f"{session}.jsonl")
     os.chmod(folder / f"{session}.jsonl", 0o600)
     with (
         fake_anthropic([Step(text="Picking it up.")], by_prompt={"Carry": [Step(text=ANSWER)]}) as fake,
-        Terminal(project, fake, "--resume", session) as term,
+        Terminal(interactive_project, fake, "--resume", session) as term,
     ):
         assert term.ready(), term.shown()[-2000:]
         mark = term.mark()
@@ -98,7 +77,7 @@ def test_clear_after_resuming_a_large_session_never_handed_off(project: ClaudePr
     assert "spotter-dov" in context and "tokens are typed now" in context, context
 
 
-def test_clear_after_an_interrupted_turn_keeps_it(project: ClaudeProject) -> None:
+def test_clear_after_an_interrupted_turn_keeps_it(interactive_project: ClaudeProject) -> None:
     """Esc in the middle of a long tool call: Claude Code runs no Stop hook for the turn, so only
     SessionEnd hands it off, and SessionStart right after it must wait for that hand-off."""
     long_call = [
@@ -107,7 +86,7 @@ def test_clear_after_an_interrupted_turn_keeps_it(project: ClaudeProject) -> Non
     ]
     with (
         fake_anthropic([Step(text="Picking it up.")], by_prompt={"Migrate": long_call}, tag="esc") as fake,
-        Terminal(project, fake) as term,
+        Terminal(interactive_project, fake) as term,
     ):
         assert term.ready(), term.shown()[-2000:]
         mark = term.mark()

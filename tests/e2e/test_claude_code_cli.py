@@ -5,65 +5,16 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from ..claude_session import install_claude_code
-from ..conftest import PYTHON, REPO
+from ..conftest import PYTHON
+from ..helpers.claude_session import claude_binary, claude_env, install_claude_code
 
 pytestmark = pytest.mark.slow  # the real Claude Code CLI (node) starts our server
-
-
-def claude_binary() -> str:
-    candidates = [
-        os.environ.get("CLAUDE_BIN"),
-        str(REPO / "tools" / "node_modules" / ".bin" / "claude"),
-        shutil.which("claude"),
-    ]
-    for candidate in candidates:
-        if candidate and Path(candidate).exists():
-            return candidate
-    if os.environ.get("CI"):
-        pytest.fail("Claude Code CLI missing: .ci/run must run `make test`, which installs tools/")
-    pytest.skip("Claude Code CLI not installed (run `make tools`)")
-
-
-def claude_env(tmp_path: Path) -> dict[str, str]:
-    config = tmp_path / "claude-config"
-    config.mkdir()
-    (config / "settings.json").write_text('{"enableAllProjectMcpServers": true}')
-    env = dict(os.environ)
-    own_tmp = tmp_path / "cli-tmp"  # the CLI's temp files (its Bash tool's too), not /tmp's
-    own_tmp.mkdir()
-    env.update(
-        CLAUDE_CONFIG_DIR=str(config),
-        TMPDIR=str(own_tmp),
-        DISABLE_TELEMETRY="1",
-        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
-        MCP_TIMEOUT="20000",
-    )
-    return env
-
-
-def claude_print(claude: str, prompt: str, tools: str, cwd: Path, env: dict[str, str]) -> dict[str, Any]:
-    """``claude -p PROMPT`` (tools ``tools`` allowed, JSON output) run to its end; it must succeed.
-    Returns its JSON result."""
-    done = subprocess.run(
-        [claude, "-p", prompt, "--allowedTools", tools, "--output-format", "json"],
-        cwd=cwd,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
-    assert done.returncode == 0, done.stderr[-2000:] + done.stdout[-2000:]
-    result: dict[str, Any] = json.loads(done.stdout)
-    return result
 
 
 def mcp_list_line(claude: str, project_dir: Path, env: dict[str, str]) -> str:

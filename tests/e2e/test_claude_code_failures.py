@@ -10,9 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from ..claude_session import ClaudeProject, Terminal, interactive
-from ..fake_anthropic import Step, fake_anthropic
-from .test_claude_code_cli import claude_binary
+from ..helpers.claude_session import ClaudeProject, Terminal, claude_binary, interactive
+from ..helpers.fake_anthropic import Step, fake_anthropic
 
 pytestmark = pytest.mark.slow  # the real Claude Code CLI (node)
 

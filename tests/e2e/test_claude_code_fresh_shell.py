@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from ..conftest import REPO
-from .test_claude_code_cli import claude_binary
+from ..helpers.claude_session import claude_binary
 
 pytestmark = pytest.mark.slow  # the real Claude Code CLI (node)
 

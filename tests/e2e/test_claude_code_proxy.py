@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 
 from ..conftest import PYTHON
-from ..fake_anthropic import Step, fake_anthropic
-from ..server.test_proxy_wiring import impostor
-from .test_claude_code_cli import claude_binary, claude_env, claude_print
+from ..helpers.claude_session import claude_binary, claude_env, claude_print
+from ..helpers.fake_anthropic import Step, fake_anthropic
+from ..helpers.proxy_run import impostor
 
 pytestmark = pytest.mark.slow  # the real Claude Code CLI (node)
 

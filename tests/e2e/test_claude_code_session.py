@@ -14,8 +14,8 @@ from infinite_context_brain.core.transcript.digest import digest, session_root
 from infinite_context_brain.core.transcript.reader import TranscriptReader
 
 from ..conftest import PYTHON, settle_hooks
-from ..fake_anthropic import Step, fake_anthropic
-from .test_claude_code_cli import claude_binary, claude_env, claude_print
+from ..helpers.claude_session import claude_binary, claude_env, claude_print
+from ..helpers.fake_anthropic import Step, fake_anthropic
 
 pytestmark = pytest.mark.slow  # the real Claude Code CLI (node)
 

@@ -15,7 +15,7 @@ from infinite_context_brain.core.config import load_settings
 
 from ..conftest import PYTHON, cli_env
 
-LOOP = str(Path(__file__).resolve().parents[1] / "checkpoint_loop.py")
+LOOP = str(Path(__file__).resolve().parents[1] / "helpers" / "checkpoint_loop.py")
 
 pytestmark = pytest.mark.slow  # hundreds of checkpoints from many real processes
 

@@ -1,4 +1,4 @@
-"""What the magics put in a notebook (issue 18), read from a real kernel's outputs (nbclient, no
+"""What the magics put in a notebook, read from a real kernel's outputs (nbclient, no
 JupyterLab): every display carries ``text/plain`` plus ``text/markdown`` or ``text/html``, never a
 Python repr; ``<T>`` stays literal; ``-m`` is split like a shell argument; the ``%ctx_status``
 rollback asks first, refreshes, disables the current version and shows a failure's reason,

@@ -45,6 +45,7 @@ def session(project_dir: Path, tmp_path: Path) -> dict[str, str]:
     return {"session_id": "s1", "transcript_path": str(transcript), "cwd": str(project_dir)}
 
 
+@pytest.mark.fixtures
 def test_session_end_then_start_carries_the_thread(
     store_url: str, project_dir: Path, session: dict[str, str]
 ) -> None:
@@ -93,6 +94,7 @@ def test_session_end_then_start_carries_the_thread(
     assert after["version"] == 2 and "divide_numbers" in str(after["current_task"])
 
 
+@pytest.mark.fixtures
 def test_session_start_on_startup_without_a_state_prints_nothing(
     store_url: str, session: dict[str, str]
 ) -> None:
@@ -108,6 +110,7 @@ def test_hooks_exit_0_quietly_on_malformed_stdin(store_url: str, event: str, std
     assert b'"level":"error"' in done.stderr
 
 
+@pytest.mark.fixtures
 def test_missing_transcript_and_broken_store_are_logged_not_raised(
     store_url: str, tmp_path: Path, session: dict[str, str]
 ) -> None:
@@ -441,6 +444,7 @@ def test_hooks_given_input_nested_too_deep_exit_0_with_a_clear_line(store_url: s
     assert line["level"] == "error" and "nested too deeply" in line["msg"], line
 
 
+@pytest.mark.fixtures
 def test_the_first_failed_hand_off_is_said_once_in_its_session(
     store_url: str, session: dict[str, str], tmp_path: Path
 ) -> None:

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from ..conftest import cli_env, run_cli
-from ..fake_providers import fake_provider
+from ..helpers.fake_providers import fake_provider
 
 LOG_KEYS = {"ts", "level", "logger", "msg"}
 

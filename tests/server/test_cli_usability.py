@@ -1,4 +1,4 @@
-"""The command as a new user meets it (issue 18): global options before or after the
+"""The command as a new user meets it: global options before or after the
 sub-command, ``--version``, help for a bare command and on every option, Markdown when piped
 (or ``--format md``), ``diff`` never cropped, errors naming the flag as typed. (A terminal with no
 text: ``test_cli_first_tries.py``, on a real pseudo-terminal.)"""

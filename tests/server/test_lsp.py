@@ -11,83 +11,24 @@ import shutil
 import signal
 import subprocess
 import time
-from collections.abc import AsyncIterator
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
-import pytest_asyncio
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
-from pytest_lsp import ClientServerConfig, LanguageClient
+from pytest_lsp import ClientServerConfig
 
 from infinite_context_brain.core.transcript.locate import project_slug
 
 from ..conftest import FIXTURES, PYTHON, cli_env
-from ..redis_servers import RedisServer, free_port
-
-SERVER = [PYTHON, "-m", "infinite_context_brain.server", "lsp", "--stdio"]
-
-
-class Session:
-    def __init__(self, client: LanguageClient, budgets: list[dict[str, Any]]) -> None:
-        self.client = client
-        self.budgets = budgets
-
-    async def request(self, method: str, params: dict[str, Any]) -> Any:
-        return await self.client.protocol.send_request_async(f"infiniteContext/{method}", params)
-
-    async def budget_where(self, predicate: Any, timeout: float = 5.0) -> dict[str, Any]:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            for budget in reversed(self.budgets):
-                if predicate(budget):
-                    return budget
-            await asyncio.sleep(0.05)
-        raise AssertionError(f"no matching budget notification in {timeout}s: {self.budgets[-3:]}")
-
-
-def _plain(value: Any) -> Any:
-    if hasattr(value, "_asdict"):
-        return {k: _plain(v) for k, v in value._asdict().items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    return value
-
-
-@pytest_asyncio.fixture
-async def lsp(tmp_path: Path, store_url: str) -> AsyncIterator[Session]:
-    folders = []
-    for name in ("alpha", "beta"):
-        root = tmp_path / name
-        (root / "src").mkdir(parents=True)
-        (root / "src" / "app.py").write_text("def main():\n    pass\n")
-        folders.append(root)
-    client = await ClientServerConfig(server_command=SERVER).start()
-    budgets: list[dict[str, Any]] = []
-
-    @client.feature("infiniteContext/budget")
-    def on_budget(params: Any) -> None:
-        budgets.append(_plain(params))
-
-    await client.initialize_session(
-        types.InitializeParams(
-            capabilities=types.ClientCapabilities(
-                window=types.WindowClientCapabilities(work_done_progress=True)
-            ),
-            workspace_folders=[types.WorkspaceFolder(uri=f.as_uri(), name=f.name) for f in folders],
-            initialization_options={"storeUrl": store_url, "budget": 50_000},
-        )
-    )
-    session = Session(client, budgets)
-    session.folders = folders  # type: ignore[attr-defined]
-    yield session
-    await client.shutdown_session()
+from ..helpers.lsp_client import SERVER, Session, plain
+from ..helpers.redis_servers import RedisServer, free_port
 
 
 async def test_requests_notifications_and_two_folders(lsp: Session, store_url: str) -> None:
-    alpha, beta = lsp.folders  # type: ignore[attr-defined]
+    alpha, beta = lsp.folders
     a, b = alpha.as_uri(), beta.as_uri()
     start = await lsp.budget_where(lambda p: p["folderUri"] == a)
     assert start["version"] == 0 and start["memoryBudget"] == 50_000
@@ -96,16 +37,16 @@ async def test_requests_notifications_and_two_folders(lsp: Session, store_url: s
     assert not (alpha / ".claude_session_id").exists() and not (beta / ".claude_session_id").exists()
 
     done = await lsp.request("checkpoint", {"folderUri": a, "context": "Current task: login in src/app.py"})
-    assert _plain(done)["version"] == 1
+    assert plain(done)["version"] == 1
     reports = [[type(r).__name__ for r in rs] for rs in lsp.client.progress_reports.values()]
     assert ["WorkDoneProgressBegin", "WorkDoneProgressEnd"] in reports  # $/progress around the merge
     await lsp.budget_where(lambda p: p["folderUri"] == a and p["version"] == 1)
     await lsp.request(
         "checkpoint", {"folderUri": a, "context": "Done: login. Current task: logout", "tokenCount": 900}
     )
-    resumed = _plain(await lsp.request("resume", {"folderUri": a, "maxTokens": 500}))
+    resumed = plain(await lsp.request("resume", {"folderUri": a, "maxTokens": 500}))
     assert "logout" in resumed["markdown"] and resumed["state"]["meta"]["version"] == 2
-    status = _plain(await lsp.request("status", {"folderUri": a}))
+    status = plain(await lsp.request("status", {"folderUri": a}))
     assert status["version"] == 2 and status["memory"]["budget"] == 50_000
     pushed = await lsp.budget_where(lambda p: p["folderUri"] == a and p["version"] == 2)
     assert pushed["currentTask"] == status["current_task"] and "logout" in pushed["currentTask"]
@@ -118,15 +59,15 @@ async def test_requests_notifications_and_two_folders(lsp: Session, store_url: s
         status["memory"]["budget"],
     )
     assert pushed["store"] == status["store"] and pushed["refining"] is None
-    assert _plain(await lsp.request("status", {"folderUri": b}))["version"] == 0  # its own session
+    assert plain(await lsp.request("status", {"folderUri": b}))["version"] == 0  # its own session
     assert (alpha / ".claude_session_id").is_file() and not (beta / ".claude_session_id").exists()
-    history = _plain(await lsp.request("history", {"folderUri": a, "limit": 5}))
+    history = plain(await lsp.request("history", {"folderUri": a, "limit": 5}))
     assert [h["version"] for h in history["items"]] == [2, 1]
-    diff = _plain(await lsp.request("diff", {"folderUri": a, "from": 1, "to": 2}))
+    diff = plain(await lsp.request("diff", {"folderUri": a, "from": 1, "to": 2}))
     assert diff["changes"]
-    rolled = _plain(await lsp.request("rollback", {"folderUri": a, "version": 1}))
+    rolled = plain(await lsp.request("rollback", {"folderUri": a, "version": 1}))
     assert rolled == {"version": 3, "restored_from": 1, "merged_by": "rollback:v1"}
-    installed = _plain(await lsp.request("installClaudeCode", {"folderUri": b, "hooks": "mcp"}))
+    installed = plain(await lsp.request("installClaudeCode", {"folderUri": b, "hooks": "mcp"}))
     assert installed["changes"] and (beta / ".mcp.json").is_file()
     assert installed["hooks"] == "mcp_tool hooks (asked for)"  # the CLI's rule, same words
     hooks = json.loads((beta / ".claude" / "settings.json").read_text())["hooks"]
@@ -171,14 +112,14 @@ BAD_PARAMS: list[tuple[str, dict[str, Any], str]] = [
 async def test_bad_params_are_json_rpc_errors(lsp: Session) -> None:
     """Every bad request on one server (one start instead of one per case): each is a JSON-RPC
     error naming the field, and the server keeps serving after each."""
-    folder = lsp.folders[0].as_uri()  # type: ignore[attr-defined]
+    folder = lsp.folders[0].as_uri()
     for method, raw, words in BAD_PARAMS:
         params = {k: (folder if v == "FOLDER" else v) for k, v in raw.items()}
         with pytest.raises(JsonRpcException) as raised:
             await lsp.request(method, params)
         assert words in str(raised.value.message), (method, raw, raised.value.message)
         assert raised.value.code in (-32602, -32000, -32001, -32002, -32003, -32004, -32005), (method, raw)
-        status = _plain(await lsp.request("status", {"folderUri": folder}))  # still serving
+        status = plain(await lsp.request("status", {"folderUri": folder}))  # still serving
         assert status["version"] == 0, (method, raw)
 
 
@@ -189,7 +130,7 @@ async def test_workspace_folders_come_and_go(lsp: Session, tmp_path: Path) -> No
         types.DidChangeWorkspaceFoldersParams(
             event=types.WorkspaceFoldersChangeEvent(
                 added=[types.WorkspaceFolder(uri=gamma.as_uri(), name="gamma")],
-                removed=[types.WorkspaceFolder(uri=lsp.folders[1].as_uri(), name="beta")],  # type: ignore[attr-defined]
+                removed=[types.WorkspaceFolder(uri=lsp.folders[1].as_uri(), name="beta")],
             )
         )
     )
@@ -198,12 +139,10 @@ async def test_workspace_folders_come_and_go(lsp: Session, tmp_path: Path) -> No
         types.DidChangeConfigurationParams(settings={"infiniteContext": {"budget": 12_345}})
     )
     await lsp.budget_where(lambda p: p["folderUri"] == gamma.as_uri() and p["memoryBudget"] == 12_345)
-    done = _plain(
-        await lsp.request("checkpoint", {"folderUri": gamma.as_uri(), "context": "Current task: g"})
-    )
+    done = plain(await lsp.request("checkpoint", {"folderUri": gamma.as_uri(), "context": "Current task: g"}))
     assert done["version"] == 1
     with pytest.raises(JsonRpcException):
-        await lsp.request("status", {"folderUri": lsp.folders[1].as_uri()})  # type: ignore[attr-defined]
+        await lsp.request("status", {"folderUri": lsp.folders[1].as_uri()})
 
 
 def _live_transcript(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
@@ -239,7 +178,7 @@ def _append_reply(live: Path, cache_read: int) -> int:
 async def _start(folder: Path, store_url: str) -> Session:
     client = await ClientServerConfig(server_command=SERVER).start()
     budgets: list[dict[str, Any]] = []
-    client.feature("infiniteContext/budget")(lambda params: budgets.append(_plain(params)))
+    client.feature("infiniteContext/budget")(lambda params: budgets.append(plain(params)))
     await client.initialize_session(
         types.InitializeParams(
             capabilities=types.ClientCapabilities(),
@@ -250,6 +189,7 @@ async def _start(folder: Path, store_url: str) -> Session:
     return Session(client, budgets)
 
 
+@pytest.mark.fixtures
 async def test_the_live_transcript_feeds_the_context_meter(
     tmp_path: Path, store_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -271,6 +211,7 @@ async def test_the_live_transcript_feeds_the_context_meter(
         await lsp.client.shutdown_session()
 
 
+@pytest.mark.fixtures
 async def test_a_frozen_store_does_not_stall_the_server(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

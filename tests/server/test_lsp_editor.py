@@ -19,7 +19,7 @@ from infinite_context_brain.core.clock import shown_time
 from infinite_context_brain.server.lsp.tooltip import proxy_tooltip
 
 from ..conftest import PYTHON, cli_env
-from .test_lsp import SERVER, Session, _plain, lsp  # noqa: F401  (the fixture)
+from ..helpers.lsp_client import SERVER, Session, plain
 
 CLI = [PYTHON, "-m", "infinite_context_brain.server"]
 
@@ -29,24 +29,24 @@ def _time(iso: str) -> datetime:
 
 
 async def test_tooltip_size_and_time_agree_with_status_and_history_after_a_rollback(
-    lsp: Session,  # noqa: F811
+    lsp: Session,
 ) -> None:
-    alpha, _beta = lsp.folders  # type: ignore[attr-defined]
+    alpha, _beta = lsp.folders
     a = alpha.as_uri()
     task = "Current task: parse List<T> and __init__.py"
     await lsp.request("checkpoint", {"folderUri": a, "context": task})
     await lsp.request("checkpoint", {"folderUri": a, "context": "Done: it. Current task: ship it"})
-    rolled = _plain(await lsp.request("rollback", {"folderUri": a, "version": 1}))
+    rolled = plain(await lsp.request("rollback", {"folderUri": a, "version": 1}))
     assert rolled["version"] == 3
-    status = _plain(await lsp.request("status", {"folderUri": a}))
-    history = _plain(await lsp.request("history", {"folderUri": a}))["items"]
+    status = plain(await lsp.request("status", {"folderUri": a}))
+    history = plain(await lsp.request("history", {"folderUri": a}))["items"]
     pushed = await lsp.budget_where(lambda p: p["folderUri"] == a and p["version"] == 3)
 
     # the restored content is a new version: its time is the rollback's, in every view
     assert _time(status["last_checkpoint"]) == _time(history[0]["timestamp"])
     assert _time(pushed["lastCheckpoint"]) == _time(history[0]["timestamp"])
     assert _time(history[0]["timestamp"]) > _time(history[2]["timestamp"])
-    resume = _plain(await lsp.request("resume", {"folderUri": a}))["markdown"]
+    resume = plain(await lsp.request("resume", {"folderUri": a}))["markdown"]
     assert shown_time(_time(history[0]["timestamp"])) in resume.splitlines()[0]
 
     # one brain size: the tooltip's is status's
@@ -70,7 +70,7 @@ async def one_folder(tmp_path: Path, store_url: str) -> AsyncIterator[Session]:
 
     @client.feature("infiniteContext/budget")
     def on_budget(params: Any) -> None:
-        budgets.append(_plain(params))
+        budgets.append(plain(params))
 
     await client.initialize_session(
         types.InitializeParams(
@@ -79,9 +79,7 @@ async def one_folder(tmp_path: Path, store_url: str) -> AsyncIterator[Session]:
             initialization_options={"storeUrl": store_url, "budget": 50_000},
         )
     )
-    session = Session(client, budgets)
-    session.folders = [root]  # type: ignore[attr-defined]
-    yield session
+    yield Session(client, budgets, [root])
     await client.shutdown_session()
 
 
@@ -92,14 +90,14 @@ async def test_the_memory_count_follows_another_process_and_a_checkpoint(
 
 
 async def test_the_memory_count_follows_another_process_with_two_folders_open(
-    lsp: Session,  # noqa: F811
+    lsp: Session,
     store_url: str,
 ) -> None:
     await _memory_count_follows(lsp, store_url)
 
 
-async def _memory_count_follows(lsp: Session, store_url: str) -> None:  # noqa: F811
-    alpha = lsp.folders[0]  # type: ignore[attr-defined]
+async def _memory_count_follows(lsp: Session, store_url: str) -> None:
+    alpha = lsp.folders[0]
     a = alpha.as_uri()
     await lsp.budget_where(lambda p: p["folderUri"] == a)
     await lsp.request("checkpoint", {"folderUri": a, "context": "Current task: remember things"})
@@ -122,7 +120,7 @@ async def _memory_count_follows(lsp: Session, store_url: str) -> None:  # noqa: 
     second = await lsp.budget_where(
         lambda p: p["folderUri"] == a and (p["memoryTokens"] or 0) > first["memoryTokens"], timeout=8
     )
-    status = _plain(await lsp.request("status", {"folderUri": a}))
+    status = plain(await lsp.request("status", {"folderUri": a}))
     assert second["memoryTokens"] == status["memory"]["used"] and status["memory"]["items"] == 2
     # and a checkpoint's notification carries the same, current count
     await lsp.request("checkpoint", {"folderUri": a, "context": "Done: the notes"})

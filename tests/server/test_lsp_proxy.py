@@ -25,7 +25,7 @@ from pytest_lsp import ClientServerConfig, LanguageClient
 from infinite_context_brain.server.proxy import process
 
 from ..conftest import PYTHON
-from ..fake_anthropic import FakeAnthropic, Step, fake_anthropic
+from ..helpers.fake_anthropic import FakeAnthropic, Step, fake_anthropic
 
 SERVER = [PYTHON, "-m", "infinite_context_brain.server", "lsp", "--stdio"]
 

@@ -15,18 +15,7 @@ import anyio
 from mcp.types import Implementation
 
 from ..conftest import PYTHON, cli_env
-from .test_mcp_e2e import mcp_session, text_of
-
-INIT = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "t", "version": "0"},
-    },
-}
+from ..helpers.mcp_client import INIT, mcp_session, text_of
 
 
 async def test_first_calls_right_after_initialize_answer_from_the_store(

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .test_mcp_e2e import mcp_session, text_of
+from ..helpers.mcp_client import mcp_session, text_of
 
 FIELDS = {"task", "in_progress", "next_steps", "done", "decisions", "blockers", "files", "notes", "gotchas"}
 

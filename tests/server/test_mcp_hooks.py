@@ -24,7 +24,7 @@ from infinite_context_brain.server.claude_code.hook_tool import HOOK_TOOL, MIN_C
 
 from ..conftest import FIXTURES, cli_env
 from ..conftest import run_cli as run
-from .test_mcp_e2e import mcp_session, text_of
+from ..helpers.mcp_client import mcp_session, text_of
 
 SCRIPT = Path(sys.executable).parent / "infinite-context"
 
@@ -155,6 +155,7 @@ async def test_the_hidden_hook_tool_stores_observations_and_rejects_bad_calls(
     assert "{not json, plain output" in stored["toolu_b"].text
 
 
+@pytest.mark.fixtures
 async def test_stop_writes_the_hand_off_a_moment_later(
     project_dir: Path, store_url: str, tmp_path: Path
 ) -> None:
@@ -210,6 +211,7 @@ def _session_start(store_url: str, project_dir: Path) -> subprocess.CompletedPro
     )
 
 
+@pytest.mark.fixtures
 async def test_session_start_waits_for_the_servers_delayed_stop(
     project_dir: Path, store_url: str, tmp_path: Path
 ) -> None:

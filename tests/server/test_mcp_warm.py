@@ -24,8 +24,8 @@ from infinite_context_brain.server.mcp import warm
 from infinite_context_brain.server.mcp.holder import BrainHolder
 
 from ..conftest import PYTHON, cli_env
-from ..redis_servers import free_port
-from .test_mcp_calls import INIT
+from ..helpers.mcp_client import INIT
+from ..helpers.redis_servers import free_port
 
 
 class CountedOpen:

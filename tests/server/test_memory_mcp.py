@@ -15,7 +15,7 @@ from infinite_context_brain.core.project import resolve_project
 from infinite_context_brain.core.storage import open_store
 
 from ..conftest import PYTHON, cli_env
-from .test_mcp_e2e import mcp_session, text_of
+from ..helpers.mcp_client import mcp_session, text_of
 
 MEMORY_TOOLS = {
     "recall", "store", "query", "compact", "update", "pin", "unpin", "forget", "list", "bulk_store",

@@ -79,6 +79,7 @@ def test_status_shows_the_merge_plan(
     )
 
 
+@pytest.mark.fixtures
 def test_a_hook_uses_claude_project_dir_before_the_payloads_cwd(
     store_url: str, project_dir: Path, tmp_path: Path
 ) -> None:

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from ..conftest import cli_env
-from ..raw_stdio import RawServer, has_traceback, lsp_request, start_lsp, start_mcp, tool_call
+from ..helpers.raw_stdio import RawServer, has_traceback, lsp_request, start_lsp, start_mcp, tool_call
 
 DEEP = "[" * 100_000 + "]" * 100_000
 

@@ -21,7 +21,7 @@ import pytest
 from infinite_context_brain.server.proxy.files import secret
 from infinite_context_brain.server.proxy.identity import NONCE_HEADER, proof
 
-from .proxy_run import SSE_CHUNKS, STATUS, Proxy, Upstream, fake_upstream, running_proxy
+from ..helpers.proxy_run import SSE_CHUNKS, STATUS, Proxy, Upstream, fake_upstream, running_proxy
 
 SECRET = "sk-ant-api03-proxy-test-" + "k" * 30
 

@@ -16,7 +16,17 @@ from pathlib import Path
 
 import pytest
 
-from .proxy_run import STATUS, Proxy, Upstream, fake_upstream, get, post, raw, read_response, running_proxy
+from ..helpers.proxy_run import (
+    STATUS,
+    Proxy,
+    Upstream,
+    fake_upstream,
+    get,
+    post,
+    raw,
+    read_response,
+    running_proxy,
+)
 
 LIMIT_MB = 1
 TIMEOUT = "1"

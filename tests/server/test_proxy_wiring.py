@@ -9,10 +9,8 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -30,7 +28,7 @@ from infinite_context_brain.server.proxy.config import (
 )
 from infinite_context_brain.server.proxy.wiring import BASE_URL, FIRST_PARTY, endless_check, install_endless
 
-from .proxy_run import free_port, proxy_env
+from ..helpers.proxy_run import free_port, impostor, proxy_env
 
 CLI = [sys.executable, "-m", "infinite_context_brain.server"]
 
@@ -133,40 +131,6 @@ def test_the_hook_starts_one_proxy_per_user_and_finds_it_ours(tmp_path: Path) ->
         assert other.returncode == 1 and "already runs" in other.stderr
         stopped = process.stop(data)
     assert not stopped.running and endless_check(data)[0] == "warn"
-
-
-@contextmanager
-def impostor(port: int, user: int | None = None) -> Iterator[None]:
-    """A listener on ``port`` that answers the status route like the proxy, without the key, and
-    refuses every POST (run as ``user`` when given)."""
-    code = (
-        "import http.server, json, sys\n"
-        "class H(http.server.BaseHTTPRequestHandler):\n"
-        "    def do_GET(self):\n"
-        "        body = json.dumps({'service': 'infinite-context-proxy', 'proof': '00' * 32}).encode()\n"
-        "        self.send_response(200); self.send_header('content-length', str(len(body)))\n"
-        "        self.end_headers(); self.wfile.write(body)\n"
-        "    def do_POST(self):\n"
-        '        body = b\'{"type":"error","error":{"type":"invalid_request_error","message":"no"}}\'\n'
-        "        self.send_response(400); self.send_header('content-length', str(len(body)))\n"
-        "        self.end_headers(); self.wfile.write(body)\n"
-        "    def log_message(self, *a): pass\n"
-        f"http.server.HTTPServer(('127.0.0.1', {port}), H).serve_forever()\n"
-    )
-    # the system interpreter: another user may not reach this one (only the standard library is used)
-    python = "/usr/bin/python3" if user is not None and Path("/usr/bin/python3").exists() else sys.executable
-    child = subprocess.Popen([python, "-c", code], user=user, cwd="/")
-    try:
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            with socket.socket() as probe:
-                if probe.connect_ex(("127.0.0.1", port)) == 0:
-                    break
-            time.sleep(0.02)
-        yield
-    finally:
-        child.kill()
-        child.wait()
 
 
 def session_start(data: Path, project: Path) -> dict[str, object]:

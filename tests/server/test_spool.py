@@ -185,6 +185,7 @@ def _context(done: subprocess.CompletedProcess[bytes]) -> str:
     return str(json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"])
 
 
+@pytest.mark.fixtures
 @pytest.mark.slow
 def test_session_start_runs_the_hand_off_ahead_of_a_backlog(
     store_url: str, project_dir: Path, tmp_path: Path
@@ -205,6 +206,7 @@ def test_session_start_runs_the_hand_off_ahead_of_a_backlog(
     assert not spool.hand_offs(folder)
 
 
+@pytest.mark.fixtures
 def test_session_start_waits_only_for_its_own_project(
     store_url: str, project_dir: Path, tmp_path: Path
 ) -> None:

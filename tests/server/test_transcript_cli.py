@@ -18,7 +18,7 @@ from infinite_context_brain.core.transcript.locate import project_slug
 
 from ..conftest import FIXTURES, run_cli_process, settle_hooks
 from ..conftest import run_cli as run
-from .test_mcp_e2e import mcp_session, text_of
+from ..helpers.mcp_client import mcp_session, text_of
 
 SESSION = FIXTURES / "spotter" / "258c7280-ae70-4798-800f-63464d01a85d.jsonl"
 
@@ -32,6 +32,7 @@ def claude_home(tmp_path: Path, project: Path) -> Path:
     return config
 
 
+@pytest.mark.fixtures
 def test_stats_as_json_table_and_chart(store_url: str, tmp_path: Path, project_dir: Path) -> None:
     data = run(store_url, "--json", "transcript", "stats", str(SESSION))
     assert data.returncode == 0, data.stderr
@@ -73,6 +74,7 @@ def test_stats_as_json_table_and_chart(store_url: str, tmp_path: Path, project_d
     assert none.returncode == 3 and b"no Claude Code transcript" in none.stderr
 
 
+@pytest.mark.fixtures
 def test_compress_and_expand(store_url: str, tmp_path: Path) -> None:
     digest = hashlib.sha256(SESSION.read_bytes()).hexdigest()
     out = tmp_path / "forked.jsonl"
@@ -130,6 +132,7 @@ def _observation(store_url: str, project: Path, tool_use_id: str) -> Observation
         return store.observations.get_observations(session, [tool_use_id]).get(tool_use_id)
 
 
+@pytest.mark.fixtures
 def test_post_tool_use_hook_stores_an_observation(store_url: str, project_dir: Path) -> None:
     payload = {
         "session_id": "abc",
@@ -184,6 +187,7 @@ def test_hook_survives_a_broken_store_and_bad_settings(tmp_path: Path, project_d
     assert unknown.returncode == 0 and b"unknown hook event" in unknown.stderr
 
 
+@pytest.mark.fixtures
 async def test_mcp_expand_and_context_meter(store_url: str, tmp_path: Path, project_dir: Path) -> None:
     config = claude_home(tmp_path, project_dir)
     async with mcp_session(project_dir, store_url, CLAUDE_CONFIG_DIR=str(config)) as s:

@@ -164,7 +164,6 @@ def command_fix(command: str) -> str:
     return f"{put}; or pin this installation{pinned} for yourself only with {local}"
 
 
-
 def command_checks(executables: list[str], folder: Path, claude_config_dir: Path | None) -> list[Check]:
     """Claude Code must find the commands our entries name, from any terminal: the project scope
     names the bare ``infinite-context``, looked up on PATH (``reach``)."""

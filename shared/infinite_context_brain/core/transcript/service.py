@@ -138,6 +138,11 @@ def resolve_transcript(transcript: Path | str | None, project_root: Path | str |
 ENTRY_TYPES = frozenset({"user", "assistant", "system", "summary"}) | KNOWN_SKIPPED
 
 
+def _is_entry_type(value: object) -> bool:
+    """A line's ``type`` names an entry Claude Code writes (any JSON value may stand there)."""
+    return isinstance(value, str) and value in ENTRY_TYPES
+
+
 def require_transcript(
     path: Path, lines: Iterable[tuple[bytes, dict[str, Any] | None]], field: str = "transcript"
 ) -> None:
@@ -146,7 +151,7 @@ def require_transcript(
     written to. ``lines``: every line as read and as parsed (None: not a JSON object)."""
     found = written = False
     for raw, obj in lines:
-        found = found or (obj is not None and obj.get("type") in ENTRY_TYPES)
+        found = found or (obj is not None and _is_entry_type(obj.get("type")))
         written = written or bool(raw.strip())
     if written and not found:
         raise InvalidInput(

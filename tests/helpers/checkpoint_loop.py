@@ -1,6 +1,6 @@
 """Worker for the multi-process tests: checkpoint N times (or forever) and print each version.
 
-Usage: python checkpoint_loop.py PROJECT_DIR COUNT|forever TAG   (store from the environment)
+Usage: python tests/helpers/checkpoint_loop.py PROJECT_DIR COUNT|forever TAG   (store from the environment)
 """
 
 from __future__ import annotations

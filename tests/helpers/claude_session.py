@@ -9,6 +9,7 @@ import fcntl
 import json
 import os
 import re
+import shutil
 import signal
 import struct
 import subprocess
@@ -21,12 +22,65 @@ from pathlib import Path
 from typing import Any
 
 import pyte
+import pytest
 
 from .fake_anthropic import FakeAnthropic, Step, fake_anthropic
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 CLAUDE = REPO / "tools" / "node_modules" / ".bin" / "claude"
 BIN = Path(sys.executable).parent  # our console script, put on PATH as a teammate would have it
+
+
+def claude_binary() -> str:
+    """The Claude Code CLI to run: ``CLAUDE_BIN``, the one pinned in tools/, or one on PATH;
+    without any the test is skipped (and fails in CI, where tools/ must be installed)."""
+    candidates = [
+        os.environ.get("CLAUDE_BIN"),
+        str(REPO / "tools" / "node_modules" / ".bin" / "claude"),
+        shutil.which("claude"),
+    ]
+    for candidate in candidates:
+        if candidate and Path(candidate).exists():
+            return candidate
+    if os.environ.get("CI"):
+        pytest.fail("Claude Code CLI missing: .ci/run must run `make test`, which installs tools/")
+    pytest.skip("Claude Code CLI not installed (run `make tools`)")
+
+
+def claude_env(tmp_path: Path) -> dict[str, str]:
+    """This environment with a fresh Claude Code config folder (project MCP servers allowed) and
+    temp folder under ``tmp_path``, telemetry and other traffic off."""
+    config = tmp_path / "claude-config"
+    config.mkdir()
+    (config / "settings.json").write_text('{"enableAllProjectMcpServers": true}')
+    env = dict(os.environ)
+    own_tmp = tmp_path / "cli-tmp"  # the CLI's temp files (its Bash tool's too), not /tmp's
+    own_tmp.mkdir()
+    env.update(
+        CLAUDE_CONFIG_DIR=str(config),
+        TMPDIR=str(own_tmp),
+        DISABLE_TELEMETRY="1",
+        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
+        MCP_TIMEOUT="20000",
+    )
+    return env
+
+
+def claude_print(claude: str, prompt: str, tools: str, cwd: Path, env: dict[str, str]) -> dict[str, Any]:
+    """``claude -p PROMPT`` (tools ``tools`` allowed, JSON output) run to its end; it must succeed.
+    Returns its JSON result."""
+    done = subprocess.run(
+        [claude, "-p", prompt, "--allowedTools", tools, "--output-format", "json"],
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert done.returncode == 0, done.stderr[-2000:] + done.stdout[-2000:]
+    result: dict[str, Any] = json.loads(done.stdout)
+    return result
 
 
 def install_claude_code(root: Path, env: dict[str, str], hooks: str = "auto") -> None:
@@ -180,6 +234,21 @@ _ESCAPES = re.compile(
     rb"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)"  # OSC: titles, links
     rb"|\x1b[()][0-9A-Za-z]|\x1b[@-Z\\-_]"  # character sets, two-byte escapes
 )
+
+
+def session_start_context(fake: FakeAnthropic) -> str:
+    """What SessionStart injected into the session whose request ``fake`` received last (Claude
+    Code sends it inside a message of that request), or "" when nothing was."""
+    pattern = re.compile(r"SessionStart hook additional context: (.*?)(?:\n\n\nAvailable|\Z)", re.S)
+    for message in fake.main_requests()[-1]["messages"]:
+        content = message.get("content")
+        blocks = [content] if isinstance(content, str) else content or []
+        for block in blocks:
+            text = block.get("text") if isinstance(block, dict) else block
+            found = pattern.search(text) if isinstance(text, str) else None
+            if found:
+                return found.group(1)
+    return ""
 
 
 def interactive(project: ClaudeProject) -> None:

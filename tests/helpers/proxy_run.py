@@ -212,3 +212,37 @@ def read_response(sock: socket.socket) -> tuple[int, dict[str, str], bytes]:
     while chunk := sock.recv(65536):
         rest += chunk
     return status, headers, rest
+
+
+@contextmanager
+def impostor(port: int, user: int | None = None) -> Iterator[None]:
+    """A listener on ``port`` that answers the status route like the proxy, without the key, and
+    refuses every POST (run as ``user`` when given)."""
+    code = (
+        "import http.server, json, sys\n"
+        "class H(http.server.BaseHTTPRequestHandler):\n"
+        "    def do_GET(self):\n"
+        "        body = json.dumps({'service': 'infinite-context-proxy', 'proof': '00' * 32}).encode()\n"
+        "        self.send_response(200); self.send_header('content-length', str(len(body)))\n"
+        "        self.end_headers(); self.wfile.write(body)\n"
+        "    def do_POST(self):\n"
+        '        body = b\'{"type":"error","error":{"type":"invalid_request_error","message":"no"}}\'\n'
+        "        self.send_response(400); self.send_header('content-length', str(len(body)))\n"
+        "        self.end_headers(); self.wfile.write(body)\n"
+        "    def log_message(self, *a): pass\n"
+        f"http.server.HTTPServer(('127.0.0.1', {port}), H).serve_forever()\n"
+    )
+    # the system interpreter: another user may not reach this one (only the standard library is used)
+    python = "/usr/bin/python3" if user is not None and Path("/usr/bin/python3").exists() else sys.executable
+    child = subprocess.Popen([python, "-c", code], user=user, cwd="/")
+    try:
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            with socket.socket() as probe:
+                if probe.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            time.sleep(0.02)
+        yield
+    finally:
+        child.kill()
+        child.wait()

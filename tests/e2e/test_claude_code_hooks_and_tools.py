@@ -16,9 +16,8 @@ import pytest
 from infinite_context_brain.core.config import load_settings
 from infinite_context_brain.core.storage import open_store
 
-from ..claude_session import ClaudeProject, Run, run_claude
-from ..fake_anthropic import Step
-from .test_claude_code_cli import claude_binary
+from ..helpers.claude_session import ClaudeProject, Run, claude_binary, run_claude
+from ..helpers.fake_anthropic import Step
 
 pytestmark = pytest.mark.slow  # the real Claude Code CLI (node)
 
