@@ -256,7 +256,6 @@ def run(show: bool = False, surfaces: list[str] | None = None) -> list[Outcome]:
                     len(mine),
                     f"{sum(o.kept for o in mine)}/{pieces}",
                     f"{landed}/{pieces} ({100 * landed / pieces:.0f}%)",
-
                     f"{sum(o.without_trace for o in mine)}/{sum(o.checkpoints for o in mine)}",
                     f"{right}/{len(mine)} ({100 * right / len(mine):.0f}%)",
                     sum(o.stale_blockers for o in mine),

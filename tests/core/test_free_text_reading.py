@@ -105,7 +105,9 @@ def test_a_problem_said_to_be_gone_is_no_blocker(project_dir: Path) -> None:
 
 def test_labels_typed_with_a_slip_are_still_labels(project_dir: Path) -> None:
     facts = facts_from_text(
-        "taks: nightly export to the partner SFTP\nprogres: wiring the CSV writer\nblokcer: host key rejected",
+        "taks: nightly export to the partner SFTP\n"
+        "progres: wiring the CSV writer\n"
+        "blokcer: host key rejected",
         project_dir,
     )
     assert facts.requests == ["nightly export to the partner SFTP"]
@@ -124,7 +126,11 @@ def test_a_few_words_before_a_colon_say_what_follows(project_dir: Path) -> None:
 
 
 def test_org_mode_notes_read_as_their_keywords_say(project_dir: Path) -> None:
-    first = "* Offline maps for the hiking app\n** DONE tile cache\n** TODO purge old tiles\n** BLOCKED no disk quota API"
+    first = (
+        "* Offline maps for the hiking app\n** DONE tile cache\n** TODO purge old tiles\n"
+        "** BLOCKED no disk quota API"
+    )
+
     state = run(project_dir, first)
     ac = state.active_context
     assert ac.current_task == "Offline maps for the hiking app"

@@ -669,7 +669,6 @@ def classify(clause: str, *, first_task: bool) -> Kind | None:
 _ON_IT_NOW = re.compile(
     r"\b(?:looking into it|on it|starting (?:on )?it|working on it|digging in(?:to it)?|"
     r"investigating(?: it)?)(?: now| right now)?\W*$",
-
     re.I,
 )
 

@@ -132,7 +132,6 @@ class Extracted:
         if not text:
             return
 
-
         if kind == "decision":
             text, reason = decision_and_reason(text)
             if reason:
