@@ -301,6 +301,7 @@ class Terminal:
         self.view = pyte.Screen(140, 50)
         self._stream = pyte.ByteStream(self.view)
         self._lock = threading.Lock()
+        self._screens: dict[int, str] = {}  # mark -> the screen then
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
 
@@ -322,12 +323,22 @@ class Terminal:
             raw = self.screen
         return re.sub(r"\s+", "", _ESCAPES.sub(b"", raw).decode("utf-8", "replace"))
 
+    def on_screen(self) -> str:
+        """The screen as shown now, white space removed."""
+        return re.sub(r"\s+", "", "".join(self.rows()))
+
     def wait_for(self, text: str, timeout: float = 60.0, since: int = 0) -> bool:
-        """Whether ``text`` (spaces ignored) is drawn after position ``since`` within ``timeout``."""
+        """Whether ``text`` (spaces ignored) is drawn after position ``since`` within ``timeout``:
+        in the bytes written since then, or on the screen as shown now while it was not at
+        ``since`` (Claude Code's renderer redraws only the cells that changed, so a line drawn
+        over an older one reaches the stream with letters missing, e.g. "Pckitup.")."""
         needle = re.sub(r"\s+", "", text)
+        before = self._screens.get(since, "")
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if needle in self.shown()[since:]:
+                return True
+            if needle not in before and needle in self.on_screen():
                 return True
             time.sleep(0.05)
         return False
@@ -345,7 +356,11 @@ class Terminal:
         return False
 
     def mark(self) -> int:
-        return len(self.shown())
+        """A position in what was drawn, for ``wait_for(since=...)``; the screen at that moment is
+        kept with it."""
+        position = len(self.shown())
+        self._screens[position] = self.on_screen()
+        return position
 
     def submit(self, text: str) -> None:
         """Type ``text``, then Enter (after a moment: the input box takes the text first)."""
