@@ -59,4 +59,3 @@ def test_an_unusable_store_is_said_on_the_screen_with_its_fix(broken: ClaudeProj
         assert term.wait_for(said, 10, mark), "\n".join(term.rows())
         once = said.replace(" ", "")  # drawn once (the stream may hold it with letters missing)
         assert term.shown()[mark:].count(once) <= 1 and term.on_screen().count(once) == 1
-
