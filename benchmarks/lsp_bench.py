@@ -1,4 +1,4 @@
-"""Language-server benchmarks (issue: language server + VS Code).
+"""Language-server benchmarks.
 
 * cold start: spawn -> `initialize` result, ours and a bare one-request pygls server, interleaved;
 * custom requests over stdio: p50/p95 of status, resume, checkpoint (offline merge);

@@ -1,4 +1,4 @@
-"""Merge-quality harness (issue: LLM merge): replay checkpoints cut from the real transcripts.
+"""Merge-quality harness: replay checkpoints cut from the real transcripts.
 
 One checkpoint per 20 tool uses; its input is the facts of that window (``transcript/digest.py``,
 what the SessionEnd / PreCompact hooks send: requests, task list, tracker commands, files edited,

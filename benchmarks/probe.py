@@ -1,4 +1,4 @@
-"""A bounded fault-and-fuzz probe of the real servers and stores (issue 17); prints one table.
+"""A bounded fault-and-fuzz probe of the real servers and stores; prints one table.
 
     .venv/bin/python benchmarks/probe.py [--inputs 150] [--kills 10] [--seed 17]     (make probe)
 

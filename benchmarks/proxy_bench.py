@@ -368,7 +368,7 @@ def run(quick: bool = False) -> None:
         ],
     )
     table(
-        "Live endless mode: goals (issue 28)",
+        "Live endless mode: goals",
         ["measure", "goal", "measured"],
         [
             ("billed input vs direct, provider's rules (long)", "<= 0.6x", _span(goals["cost"], "x")),

@@ -1,4 +1,4 @@
-"""Store benchmarks (issue: Redis backend), side by side in one run.
+"""Store benchmarks, side by side in one run.
 
 * MCP round trips (status / resume / offline checkpoint) on SQLite and on Redis;
   goal: Redis p50 <= 5 ms for status and resume.
@@ -97,9 +97,9 @@ def run(calls: int, sqlite_url: str) -> None:
         rows = []
         for label, url in (("sqlite", sqlite_url), ("redis", redis_url)):
             for tool, p50, p95, goal in mcp_bench._run_round_trips(calls, url):
-                rows.append(
-                    [f"{tool} [{label}]", p50, p95, goal if label == "sqlite" else "status/resume p50 <= 5"]
-                )
+                redis_goal = "p50 <= 5" if tool in ("status", "resume") else "-"
+                rows.append([f"{tool} ({label})", p50, p95, goal if label == "sqlite" else redis_goal])
+
         table(
             f"MCP round trips, SQLite vs Redis ({calls} calls each, ms)",
             ["tool (backend)", "p50", "p95", "goal"],

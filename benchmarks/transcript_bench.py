@@ -1,4 +1,4 @@
-"""Endless-mode benchmarks on the real Claude Code fixtures (issue: transcripts).
+"""Endless-mode benchmarks on the real Claude Code fixtures.
 
 * per fixture: context tokens at the end (Claude Code's usage) and with endless mode, tool-output
   tokens before/after (goal: >= 90% removed), transform time including parse (goal: <= 100 ms

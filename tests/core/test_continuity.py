@@ -326,3 +326,23 @@ def test_a_stated_blocker_reads_as_written(project_dir: Path) -> None:
     state = run(project_dir, "Blockers: pytest tests/test_login.py fails on the expiry")
     text = render_within(state, None)
     assert "- pytest tests/test_login.py fails on the expiry\n" in text and "failed" not in text
+
+
+def test_the_summarys_next_step_is_said_once_and_whole() -> None:
+    """Claude Code's next step is one of the next steps (shortened there when long): the resume
+    lists it once, in full, among the next steps, not again under the summary."""
+    said = "Fix the guard in `expand_control_for` " + "then rerun mix credo --strict " * 15 + "END"
+    state = ProjectState.model_validate(
+        {
+            "meta": {"session_id": "sid", "version": 2},
+            "active_context": {
+                "current_task": "t",
+                "next_steps": [{"text": said[:300] + "…", "origin": "summary"}, {"text": "add tests"}],
+            },
+            "compact_summary": {"current_work": "fixing the compile error", "next_step": said},
+        }
+    )
+    text = render_within(state, 2000)
+    assert text.count("Fix the guard in `expand_control_for`") == 1
+    assert "END (Claude Code's summary)" in text and "Its next step" not in text
+    assert "**Current work then:** fixing the compile error" in text

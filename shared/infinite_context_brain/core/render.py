@@ -95,7 +95,13 @@ def _step(step: NextStep) -> str:
     return f"- {_clean(step.text)}{STEP_ORIGIN.get(step.origin, '')}"
 
 
+def _same_start(one: str, other: str, chars: int = 80) -> bool:
+    """Whether two texts open alike (a step may hold a shortened copy of the summary's part)."""
+    return " ".join(one.split())[:chars] == " ".join(other.split())[:chars]
+
+
 def _journal_item(entry: JournalEntry) -> str:
+
     origin = f" ({entry.origin})" if entry.origin else ""
     return f"- {_when(entry.at)}{origin}: {_lines(entry.text)}"
 
@@ -103,8 +109,17 @@ def _journal_item(entry: JournalEntry) -> str:
 def _sections(state: ProjectState, missing: set[str]) -> list[_Section]:
     pc, ac = state.project_context, state.active_context
     sections = [_current_work(state)]
+    summary = state.compact_summary
+    said = summary.next_step if summary is not None else ""
     if ac.next_steps:
-        sections.append(_Section("## Next steps", 0.16, [_step(s) for s in ac.next_steps]))
+        items = [
+            # the summary's next step whole (up to its part's length), here rather than twice
+            f"- {_lines(_cut(said, 700))}{STEP_ORIGIN['summary']}"
+            if s.origin == "summary" and said and _same_start(s.text, said)
+            else _step(s)
+            for s in ac.next_steps
+        ]
+        sections.append(_Section("## Next steps", 0.16, items))
     if ac.blockers:
         items = []
         for b in reversed(ac.blockers):
@@ -115,12 +130,13 @@ def _sections(state: ProjectState, missing: set[str]) -> list[_Section]:
                 head += " — tried: " + "; ".join(_clean(t) for t in b.tried)
             items.append(head)
         sections.append(_Section("## Blockers (failing, not fixed yet)", 0.08, items))
-    summary = state.compact_summary
     if summary is not None and (summary.current_work or summary.next_step):
+
         items = []
         if summary.current_work:
             items.append(f"**Current work then:** {_lines(_cut(summary.current_work, 900))}")
-        if summary.next_step:
+        listed = any(s.origin == "summary" and _same_start(s.text, summary.next_step) for s in ac.next_steps)
+        if summary.next_step and not listed:  # said once: the next steps come first
             items.append(f"**Its next step:** {_lines(_cut(summary.next_step, 700))}")
         items += [f"- Worked out: {_cut(_clean(s), 220)}" for s in summary.solved]
         items += [f"- Error and fix: {_cut(_clean(e), 220)}" for e in summary.errors_and_fixes]
