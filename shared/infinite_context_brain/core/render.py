@@ -131,7 +131,6 @@ def _sections(state: ProjectState, missing: set[str]) -> list[_Section]:
             items.append(head)
         sections.append(_Section("## Blockers (failing, not fixed yet)", 0.08, items))
     if summary is not None and (summary.current_work or summary.next_step):
-
         items = []
         if summary.current_work:
             items.append(f"**Current work then:** {_lines(_cut(summary.current_work, 900))}")
