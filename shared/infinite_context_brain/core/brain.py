@@ -58,7 +58,7 @@ if TYPE_CHECKING:
     from .memory.working import WorkingMemory
     from .merge.base import Merger, MergeRequest, MergeResult
 # The merge code (merge.base, merge.integrity), rendering and difflib load in the methods that
-# use them: the MCP server's first memory call opens the brain without them (issue 19).
+# use them: the MCP server's first memory call opens the brain without them (a test guards it).
 
 log = logging.getLogger(__name__)
 

@@ -101,7 +101,6 @@ def _same_start(one: str, other: str, chars: int = 80) -> bool:
 
 
 def _journal_item(entry: JournalEntry) -> str:
-
     origin = f" ({entry.origin})" if entry.origin else ""
     return f"- {_when(entry.at)}{origin}: {_lines(entry.text)}"
 
