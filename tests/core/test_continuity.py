@@ -346,3 +346,23 @@ def test_the_summarys_next_step_is_said_once_and_whole() -> None:
     assert text.count("Fix the guard in `expand_control_for`") == 1
     assert "END (Claude Code's summary)" in text and "Its next step" not in text
     assert "**Current work then:** fixing the compile error" in text
+
+
+def test_a_summary_the_commits_since_have_settled_is_shown_in_brief() -> None:
+    """Commits after Claude Code's summary: its current work and next step are history (the
+    work moved on), shown shortened; without commits since, whole."""
+    work = "Working on gqc.6: " + "still needed: tests, compile, credo, close the bead; " * 12 + "END"
+
+    def shown(settled: bool) -> str:
+        state = ProjectState.model_validate(
+            {
+                "meta": {"session_id": "sid", "version": 2},
+                "active_context": {"current_task": "t"},
+                "compact_summary": {"current_work": work, "next_step": "Add the tests", "settled": settled},
+            }
+        )
+        return render_within(state, None)
+
+    assert "END" in shown(False) and "before the commits since" not in shown(False)
+    brief = shown(True)
+    assert "Working on gqc.6" in brief and "END" not in brief and "before the commits since" in brief

@@ -131,11 +131,14 @@ def _sections(state: ProjectState, missing: set[str]) -> list[_Section]:
         sections.append(_Section("## Blockers (failing, not fixed yet)", 0.08, items))
     if summary is not None and (summary.current_work or summary.next_step):
         items = []
+        # commits since it: its current work and next step are history, shown in brief
+        work, step = (300, 250) if summary.settled else (900, 700)
         if summary.current_work:
-            items.append(f"**Current work then:** {_lines(_cut(summary.current_work, 900))}")
+            items.append(f"**Current work then:** {_lines(_cut(summary.current_work, work))}")
         listed = any(s.origin == "summary" and _same_start(s.text, summary.next_step) for s in ac.next_steps)
         if summary.next_step and not listed:  # said once: the next steps come first
-            items.append(f"**Its next step:** {_lines(_cut(summary.next_step, 700))}")
+            items.append(f"**Its next step:** {_lines(_cut(summary.next_step, step))}")
+
         items += [f"- Worked out: {_cut(_clean(s), 220)}" for s in summary.solved]
         items += [f"- Error and fix: {_cut(_clean(e), 220)}" for e in summary.errors_and_fixes]
         when = f" ({summary.written_at[:16].replace('T', ' ')} UTC)" if summary.written_at else ""
