@@ -18,7 +18,9 @@ real MCP client over stdio (what an assistant sees), at 1k, 10k and 100k stored 
 
 Items are built from a 42-word common vocabulary (25-90 words, as the seed's workload), a few
 words of a 3,000-word rarer vocabulary and one identifier each (fixed seed). The reference is
-the seed's Go compactor, measured side by side on another machine (neither it nor a Go toolchain is on this machine).
+the seed's Go compactor, measured side by side on another machine (neither it nor a Go
+toolchain is on this one).
+
 
 Goals are ratios, so machine load falls on both sides alike: through MCP, ``store``, ``query``
 and ``recall`` at 10k and 100k within 1.5x of 1k; ``compact`` at 1k within half the Go
