@@ -115,3 +115,23 @@ def test_store_errors_are_shown_and_the_kernel_keeps_working(
     assert result.result == 4
     shell.run_line_magic("rollback", "--version 99")  # also a message, not a traceback
     assert "infinite-context:" in capsys.readouterr().err
+
+
+def test_a_line_past_the_text_limit_is_refused_before_it_is_split(
+    shell: InteractiveShell,
+    project_dir: Path,
+    store_url: str,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Splitting a line like a shell takes time growing with the square of its length (minutes
+    for a few MB), so %checkpoint names -m and the limit before it splits anything."""
+    monkeypatch.setenv("INFINITE_CONTEXT_MAX_CONTEXT_CHARS", "1000")
+    line = '-m "' + "raw output " * 500 + '"'
+    assert shell.run_line_magic("checkpoint", line) is None
+    err = capsys.readouterr().err
+    assert f"-m: is {len(line):,} characters, over the limit of 1,000" in err
+    assert "INFINITE_CONTEXT_MAX_CONTEXT_CHARS" in err
+    assert brain_state(project_dir, store_url) == {}  # nothing stored
+    shell.run_line_magic("checkpoint", '-m "Current task: a short note"')
+    assert brain_state(project_dir, store_url)["meta"]["version"] == 1  # type: ignore[index]

@@ -86,6 +86,18 @@ class ContextMagics(Magics):
             sys.stderr.write(f"infinite-context: {exc.message}\n" + (f"fix: {exc.fix}\n" if exc.fix else ""))
             return None
 
+    def _line_within_limit(self, line: str) -> bool:
+        """A line past the checkpoint text limit is refused before it is split like a shell's
+        (which takes time growing with the square of its length: minutes for a few MB)."""
+        from infinite_context_brain.core.brain import check_context_length
+        from infinite_context_brain.core.config import load_settings
+
+        def within() -> bool:
+            check_context_length(line, load_settings().max_context_chars, "-m")
+            return True
+
+        return self._call(within) is True
+
     def _namespace(self) -> dict[str, Any]:
         return self.shell.user_ns if self.shell is not None else {}
 
@@ -108,6 +120,8 @@ class ContextMagics(Magics):
         errors), a summary of the variables, and -m MESSAGE. As a cell magic (%%checkpoint):
         the cell body is the context.
         """
+        if not self._line_within_limit(line):
+            return None
         args = parse_argstring(self.checkpoint, line)
         if args.auto is not None:
             self._set_auto(args.auto)

@@ -62,6 +62,21 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+
+def check_context_length(context: str, limit: int, name: str = "context") -> None:
+    """A checkpoint's text within ``limit`` characters (the ``max_context_chars`` setting).
+    ``name`` is the field or flag the text came in; a surface that parses its input (the
+    notebook splits a line like a shell, in time that grows with the square of its length)
+    checks it before parsing."""
+    if len(context) > limit:
+        raise InvalidInput(
+            name,
+            f"is {len(context):,} characters, over the limit of {limit:,}",
+            fix="send a summary of the work instead of raw output, "
+            "or raise INFINITE_CONTEXT_MAX_CONTEXT_CHARS",
+        )
+
+
 #: Read by people (the editor's Resume, a notebook, a terminal) and by assistants alike.
 EMPTY_RESUME = (
     "# Project context\n\nNo checkpoint yet for this project. A checkpoint saves what you are "
@@ -182,14 +197,9 @@ class ProjectBrain:
                 "is empty",
                 fix="pass what you worked on: task, next steps, decisions, what is done (text or fields)",
             )
-        limit = self.settings.max_context_chars
-        if context is not None and len(context) > limit:
-            raise InvalidInput(
-                "context",
-                f"is {len(context):,} characters, over the limit of {limit:,}",
-                fix="send a summary of the work instead of raw output, "
-                "or raise INFINITE_CONTEXT_MAX_CONTEXT_CHARS",
-            )
+        if context is not None:
+            check_context_length(context, self.settings.max_context_chars)
+
         from .merge.extract import facts_from_text, project_files
         from .redact import redact
 
