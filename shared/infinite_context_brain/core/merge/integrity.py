@@ -128,8 +128,22 @@ def _trim_steps(state: ProjectState) -> list[Callable[[], bool]]:
             entry = state.journal[0]
             entry.text = clean_sentence(entry.text, max(40, len(entry.text) // 2))
             return True
-
+        if state.journal:  # the history still holds it, and the warning names it
+            state.journal.pop(0)
+            return True
         return False
+
+    def task_last_resort() -> bool:
+        # The cap holds whatever the text: characters JSON escapes (\u0007) cost several tokens
+        # each, so even an 80-character task can pass a small cap. 21: "…" may end a cut word.
+        changed = False
+        for name in ("current_task", "in_progress"):
+            text = getattr(ac, name)
+            shorter = clean_sentence(text, max(20, len(text) // 2)) if len(text) > 21 else text
+            if len(shorter) < len(text):
+                setattr(ac, name, shorter)
+                changed = True
+        return changed
 
     def fewer_notes() -> bool:
         if len(ac.notes) > 4 or len(ac.gotchas) > 4:
@@ -242,6 +256,7 @@ def _trim_steps(state: ProjectState) -> list[Callable[[], bool]]:
         drop_pending,
         last_resort,
         journal_last_resort,
+        task_last_resort,
     ]
 
 
