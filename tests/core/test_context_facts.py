@@ -342,3 +342,25 @@ def test_a_reply_split_over_lines_is_read_whole(tmp_path: Path) -> None:
     assert facts.files_edited == ["a.py", "b.py"] and facts.tool_uses == 2
     assert facts.questions == [] and facts.conclusions == []
     assert facts.last_step == "Shall I edit both? Doing it now."
+
+
+def test_a_replys_question_is_its_own_line_not_the_table_before_it(tmp_path: Path) -> None:
+    """A reply that ends a turn with a table and then a question: the open question is the
+    question's line, not the table joined to it (a line break ends a sentence)."""
+    table = "## PR fixes\n| Comment | Fix |\n|---|---|\n| Context chain | derives from logCtx |"
+    lines = [
+        {"type": "user", "cwd": "/w", "message": {"content": "fix the review comments"}},
+        {
+            "type": "assistant",
+            "cwd": "/w",
+            "message": {
+                "id": "m1",
+                "content": [{"type": "text", "text": f"All done.\n{table}\nReady to push?"}],
+            },
+        },
+        {"type": "user", "cwd": "/w", "message": {"content": "a moment"}},
+    ]
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in lines))
+    facts = digest(TranscriptReader(path), [Path("/w")])
+    assert [q.text for q in facts.questions] == ["Ready to push?"]

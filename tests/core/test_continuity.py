@@ -366,3 +366,18 @@ def test_a_summary_the_commits_since_have_settled_is_shown_in_brief() -> None:
     assert "END" in shown(False) and "before the commits since" not in shown(False)
     brief = shown(True)
     assert "Working on gqc.6" in brief and "END" not in brief and "before the commits since" in brief
+
+
+def test_a_long_tracker_listing_is_shown_by_its_ids_past_the_first_items() -> None:
+    """Nine open tracker items: the first six with their titles, the rest by their ids, so a
+    listing cannot take the room of what else the brain knows."""
+    steps = [{"text": f"web-{n}: Build page {n} with filters", "origin": "tracker"} for n in range(1, 10)]
+    state = ProjectState.model_validate(
+        {
+            "meta": {"session_id": "sid", "version": 2},
+            "active_context": {"current_task": "t", "next_steps": [{"text": "ship it"}, *steps]},
+        }
+    )
+    text = render_within(state, None)
+    assert "- web-6: Build page 6 with filters (tracker)" in text and "page 7" not in text
+    assert "- 3 more open tracker items: web-7, web-8, web-9" in text and "- ship it" in text

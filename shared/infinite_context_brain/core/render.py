@@ -23,6 +23,9 @@ from .transcript.markup import strip_markup
 MIN_ITEM_TOKENS = 12  # a shortened item below this says nothing
 #: active files the resume lists (the state keeps more; the most relevant come first)
 MAX_FILES_SHOWN = 12
+#: open tracker items the resume lists with their titles; the rest by their ids
+MAX_TRACKER_SHOWN = 6
+
 
 #: where each next step was read, as the reader is told
 STEP_ORIGIN = {
@@ -111,13 +114,21 @@ def _sections(state: ProjectState, missing: set[str]) -> list[_Section]:
     summary = state.compact_summary
     said = summary.next_step if summary is not None else ""
     if ac.next_steps:
+        tracker = [s for s in ac.next_steps if s.origin == "tracker"]
+        folded = tracker[MAX_TRACKER_SHOWN:]
         items = [
             # the summary's next step whole (up to its part's length), here rather than twice
             f"- {_lines(_cut(said, 700))}{STEP_ORIGIN['summary']}"
             if s.origin == "summary" and said and _same_start(s.text, said)
             else _step(s)
             for s in ac.next_steps
+            if not any(s is f for f in folded)
         ]
+        if folded:  # a long tracker listing by its ids: the room goes to what else is known
+            ids = ", ".join(
+                s.text.split(":", 1)[0] if ":" in s.text[:40] else _cut(s.text, 40) for s in folded
+            )
+            items.append(f"- {len(folded)} more open tracker items: {ids}")
         sections.append(_Section("## Next steps", 0.16, items))
     if ac.blockers:
         items = []
