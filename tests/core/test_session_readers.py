@@ -11,7 +11,7 @@ from typing import Any
 import orjson
 import pytest
 
-from infinite_context_brain.core.facts import ContextFacts
+from infinite_context_brain.core.facts import CompactSummary, ContextFacts
 from infinite_context_brain.core.merge import MergeRequest, OfflineMerger
 from infinite_context_brain.core.merge.record import finish
 from infinite_context_brain.core.models import ProjectState
@@ -417,3 +417,20 @@ def test_a_tracker_reached_through_mcp_gives_titles_and_what_was_created() -> No
         s.startswith("ENT-197: Summaries should be stored as map[sessionID]") for s in facts.next_steps
     )
     assert any(e.item == "ENT-163" and e.action == "created" for e in facts.tracker)
+
+
+def test_claude_codes_pending_tasks_replace_an_earlier_plan() -> None:
+    """A plan the assistant stated before the compaction is covered by Claude Code's pending
+    tasks, the newer and whole account of what is left: the plan's steps go, a tracker's stay."""
+    plan = ContextFacts(
+        source="transcript", plan=["TranscriptComputers - visible lines", "app.js - merge hooks"]
+    )
+    plan.open_items = ["web-1: Global history page"]
+    before = _merge(plan)
+    summary = CompactSummary(pending=["Update SessionLive to pass the new attrs"], next_step="Fix the guard")
+    after = _merge(ContextFacts(source="transcript", compact_summary=summary), before)
+    origins = [(s.origin, s.text) for s in after.active_context.next_steps]
+    assert ("plan", "app.js - merge hooks") in [(s.origin, s.text) for s in before.active_context.next_steps]
+    assert not any(origin == "plan" for origin, _ in origins)
+    assert ("summary", "Update SessionLive to pass the new attrs") in origins
+    assert ("tracker", "web-1: Global history page") in origins

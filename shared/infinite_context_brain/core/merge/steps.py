@@ -57,8 +57,12 @@ def next_steps(
 
     if facts.tasks is not None:
         replace("tasks", [t.content for t in facts.tasks if t.status == "pending"])
+    if facts.compact_summary is not None:
+        # Claude Code's pending tasks are the newer, whole account of what an earlier plan left
+        steps = [s for s in steps if s.origin != "plan"]
     if facts.plan is not None:
         replace("plan", facts.plan)
+
     if facts.open_items is not None:
         replace("tracker", facts.open_items)
 
