@@ -364,3 +364,19 @@ def test_a_replys_question_is_its_own_line_not_the_table_before_it(tmp_path: Pat
     path.write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in lines))
     facts = digest(TranscriptReader(path), [Path("/w")])
     assert [q.text for q in facts.questions] == ["Ready to push?"]
+
+
+def test_a_blocking_hooks_feedback_is_a_rule_of_the_set_up(tmp_path: Path) -> None:
+    """Claude Code hands a Stop hook's blocking output to the model as a meta turn: its first
+    line that is no heading is kept once as a gotcha, however often the hook blocked."""
+    feedback = (
+        "Stop hook feedback:\n[${CLAUDE_PLUGIN_ROOT}/scripts/hooks/stop.sh]: # Running Quality Checks...\n\n"
+        "# Uncommitted Changes Detected\n\nCannot exit with unstaged changes.\n\nBefore stopping, please:"
+    )
+    meta = {"type": "user", "cwd": "/w", "isMeta": True, "message": {"content": feedback}}
+    lines = [{"type": "user", "cwd": "/w", "message": {"content": "add the tests"}}, meta, meta]
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in lines))
+    facts = digest(TranscriptReader(path), [Path("/w")])
+    assert [g.text for g in facts.gotchas] == ["Stop hook: Cannot exit with unstaged changes."]
+    assert facts.requests == ["add the tests"]

@@ -36,7 +36,7 @@ from .commands import (
     tracker_events,
     unsettled,
 )
-from .leftover import approved_plan, decisions_in, plan_in, tracker_listing
+from .leftover import approved_plan, decisions_in, hook_rule, plan_in, tracker_listing
 from .markup import compact_instructions, is_acknowledgement, strip_markup, user_text
 from .reader import (
     RECENT_REPLIES,
@@ -323,6 +323,12 @@ class _Walk:
                 if text:
                     self.end_of_turn()
                     self.said(text)
+        else:  # Claude Code's own turns: a blocking hook's feedback is a rule of the set-up
+            for raw in entry.texts:
+                rule = hook_rule(raw)
+                if rule and all(g.text != rule for g in self.facts.gotchas):
+                    self.facts.gotchas.append(Gotcha(text=rule))
+
         for result in entry.tool_results:
             feedback = rejection_words(result.text()) if result.is_error else ""
             if feedback:

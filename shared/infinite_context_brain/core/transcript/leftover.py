@@ -9,6 +9,8 @@ plans, and decisions stated in the assistant's reasoning.
   their titles; ``bd show`` of an epic: its children that are not closed.
 * A decision: a sentence of the assistant's that chooses ("instead of", "rather than",
   "decided", "I'll go with", "the fix is", "root cause").
+* A hook's rule: the feedback of a hook that kept Claude Code from stopping ("Stop hook
+  feedback: ... Cannot exit with unstaged changes."), a rule of this project's set-up.
 """
 
 from __future__ import annotations
@@ -134,6 +136,23 @@ _CHOICE = re.compile(
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z`*])|\n+")
 #: a label the assistant put before its own decision ("Decided: ...")
 _LABEL = re.compile(r"^(?:\*\*)?(?:decided|decision|note|root cause)(?:\*\*)?\s*:\s*(?:\*\*)?\s*", re.I)
+
+
+#: Claude Code's wording for a blocking hook's output it hands to the model (a meta user turn)
+_HOOK_FEEDBACK = re.compile(r"(\w+) hook feedback:\s*(?:\[[^\]\n]*\]:)?", re.I)
+
+
+def hook_rule(text: str) -> str | None:
+    """What a hook that blocked said, as a rule ("Stop hook: Cannot exit with unstaged
+    changes."): its first line that is no heading. None when ``text`` is no hook feedback."""
+    found = _HOOK_FEEDBACK.match(text.strip())
+    if found is None:
+        return None
+    for line in text.strip()[found.end() :].splitlines():
+        line = line.strip()
+        if line and not line.startswith("#"):
+            return _clip(f"{found.group(1).capitalize()} hook: {line}", DECISION_CHARS)
+    return None
 
 
 def decisions_in(text: str) -> list[str]:
