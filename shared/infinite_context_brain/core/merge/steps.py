@@ -62,7 +62,6 @@ def next_steps(
         steps = [s for s in steps if s.origin != "plan"]
     if facts.plan is not None:
         replace("plan", facts.plan)
-
     if facts.open_items is not None:
         replace("tracker", facts.open_items)
 

@@ -328,7 +328,6 @@ class _Walk:
                 rule = hook_rule(raw)
                 if rule and all(g.text != rule for g in self.facts.gotchas):
                     self.facts.gotchas.append(Gotcha(text=rule))
-
         for result in entry.tool_results:
             feedback = rejection_words(result.text()) if result.is_error else ""
             if feedback:
