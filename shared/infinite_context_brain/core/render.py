@@ -149,7 +149,6 @@ def _sections(state: ProjectState, missing: set[str]) -> list[_Section]:
         listed = any(s.origin == "summary" and _same_start(s.text, summary.next_step) for s in ac.next_steps)
         if summary.next_step and not listed:  # said once: the next steps come first
             items.append(f"**Its next step:** {_lines(_cut(summary.next_step, step))}")
-
         items += [f"- Worked out: {_cut(_clean(s), 220)}" for s in summary.solved]
         items += [f"- Error and fix: {_cut(_clean(e), 220)}" for e in summary.errors_and_fixes]
         when = f" ({summary.written_at[:16].replace('T', ' ')} UTC)" if summary.written_at else ""
