@@ -126,7 +126,6 @@ words = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=["Cs"])
 @example(chunks=["0:0000:0:0:0:0:0:0:0\x07\x07000:0::0 0:0:0:0:0:0:0:0"], cap=500)
 @example(chunks=["\x07" * 90], cap=500)
 def test_state_always_fits_the_cap(project_dir: Path, chunks: list[str], cap: int) -> None:
-
     state = None
     for i, chunk in enumerate(chunks):
         text = (

@@ -155,15 +155,20 @@ async def test_the_hidden_hook_tool_stores_observations_and_rejects_bad_calls(
     assert "{not json, plain output" in stored["toolu_b"].text
 
 
-@pytest.mark.fixtures
-async def test_stop_writes_the_hand_off_a_moment_later(
-    project_dir: Path, store_url: str, tmp_path: Path
-) -> None:
+def _stop_on_a_real_session(project_dir: Path, tmp_path: Path) -> dict[str, str]:
+    """The Stop hook's input for a copy of a real transcript (in ``tmp_path``)."""
     transcript = tmp_path / "session.jsonl"
     transcript.write_bytes(
         (FIXTURES / "claude-reliability" / "coverage-test-fix" / "transcript.jsonl").read_bytes()
     )
-    stop = {"event": "Stop", "session_id": "s1", "transcript_path": str(transcript), "cwd": str(project_dir)}
+    return {"event": "Stop", "session_id": "s1", "transcript_path": str(transcript), "cwd": str(project_dir)}
+
+
+@pytest.mark.fixtures
+async def test_stop_writes_the_hand_off_a_moment_later(
+    project_dir: Path, store_url: str, tmp_path: Path
+) -> None:
+    stop = _stop_on_a_real_session(project_dir, tmp_path)
     async with mcp_session(project_dir, store_url) as s:
         done = await s.call_tool(HOOK_TOOL, stop)
         assert not done.is_error and text_of(done) == "{}"
@@ -217,11 +222,7 @@ async def test_session_start_waits_for_the_servers_delayed_stop(
 ) -> None:
     """The Stop hand-off runs a moment after the hook on the server's thread; /clear at once:
     the SessionStart that follows sees it (it is a spool record the server holds meanwhile)."""
-    transcript = tmp_path / "session.jsonl"
-    transcript.write_bytes(
-        (FIXTURES / "claude-reliability" / "coverage-test-fix" / "transcript.jsonl").read_bytes()
-    )
-    stop = {"event": "Stop", "session_id": "s1", "transcript_path": str(transcript), "cwd": str(project_dir)}
+    stop = _stop_on_a_real_session(project_dir, tmp_path)
     async with mcp_session(project_dir, store_url) as s:
         done = await s.call_tool(HOOK_TOOL, stop)
         assert not done.is_error and text_of(done) == "{}"

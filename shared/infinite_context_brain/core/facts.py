@@ -283,16 +283,13 @@ class ContextFacts(_Fact):
                 setattr(merged, name, mine or theirs)
             elif name in {"files_moved", "task_updates", "fix_notes"}:
                 setattr(merged, name, {**mine, **theirs})
-
             elif name == "edited_symbols":
                 merged.edited_symbols = {
                     path: list(dict.fromkeys([*mine.get(path, []), *theirs.get(path, [])]))
                     for path in {**mine, **theirs}
                 }
-
             elif name in {"plan", "open_items"}:
                 setattr(merged, name, theirs if theirs is not None else mine)
-
             elif name == "text":
                 merged.text = "\n\n".join(t for t in (mine, theirs) if t)
             elif name == "tool_uses":

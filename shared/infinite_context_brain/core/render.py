@@ -85,10 +85,9 @@ def _current_work(state: ProjectState) -> _Section:
     if ac.earlier_request:
         work.items.append(f"**Earlier request (not finished):** {_clean(ac.earlier_request)}")
     if ac.removed_files:
-        work.items.append(f"**Removed or moved lately:** {', '.join(f'`{p}`' for p in ac.removed_files)}")
+        work.items.append(f"**Removed or moved lately:** {_files(ac.removed_files)}")
     if ac.checks:
-        work.items.append(f"**Checks used here:** {', '.join(f'`{_cut(c, 70)}`' for c in ac.checks)}")
-
+        work.items.append(f"**Checks used here:** {_files([_cut(c, 70) for c in ac.checks])}")
     if ac.last_step:
         work.items.append(f"**The assistant's last words:** {_clean(ac.last_step)}")
     return work
@@ -114,21 +113,21 @@ def _sections(state: ProjectState, missing: set[str]) -> list[_Section]:
     summary = state.compact_summary
     said = summary.next_step if summary is not None else ""
     if ac.next_steps:
-        tracker = [s for s in ac.next_steps if s.origin == "tracker"]
-        folded = tracker[MAX_TRACKER_SHOWN:]
-        items = [
-            # the summary's next step whole (up to its part's length), here rather than twice
-            f"- {_lines(_cut(said, 700))}{STEP_ORIGIN['summary']}"
-            if s.origin == "summary" and said and _same_start(s.text, said)
-            else _step(s)
-            for s in ac.next_steps
-            if not any(s is f for f in folded)
-        ]
-        if folded:  # a long tracker listing by its ids: the room goes to what else is known
-            ids = ", ".join(
-                s.text.split(":", 1)[0] if ":" in s.text[:40] else _cut(s.text, 40) for s in folded
-            )
-            items.append(f"- {len(folded)} more open tracker items: {ids}")
+        items: list[str] = []
+        folded: list[NextStep] = []  # a long tracker listing past its first items: by ids, below
+        trackers = 0
+        for s in ac.next_steps:
+            trackers += s.origin == "tracker"
+            if s.origin == "tracker" and trackers > MAX_TRACKER_SHOWN:
+                folded.append(s)
+            elif s.origin == "summary" and said and _same_start(s.text, said):
+                # the summary's next step whole (up to its part's length), here rather than twice
+                items.append(f"- {_lines(_cut(said, 700))}{STEP_ORIGIN['summary']}")
+            else:
+                items.append(_step(s))
+        if folded:  # the room goes to what else is known
+            ids = (s.text.split(":", 1)[0] if ":" in s.text[:40] else _cut(s.text, 40) for s in folded)
+            items.append(f"- {len(folded)} more open tracker items: {', '.join(ids)}")
         sections.append(_Section("## Next steps", 0.16, items))
     if ac.blockers:
         items = []

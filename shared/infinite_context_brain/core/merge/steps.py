@@ -40,7 +40,6 @@ def _restates(step: NextStep, kept: NextStep) -> bool:
 
 
 def _new(texts: list[str], origin: NextStepOrigin) -> list[NextStep]:
-
     return [NextStep(text=clean_sentence(t, STEP_CHARS), origin=origin) for t in texts if t.strip()]
 
 

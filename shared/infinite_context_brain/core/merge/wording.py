@@ -95,7 +95,6 @@ def distinctive_overlap(a: str, b: str) -> bool:
 
 
 def dedupe(items: list[str]) -> list[str]:
-
     out: list[str] = []
     for item in items:
         if item and not any(same(item, kept) for kept in out):

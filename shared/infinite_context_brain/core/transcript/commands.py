@@ -190,7 +190,6 @@ _BANNER = re.compile(r"^[=_\-*#~]{3,}\s*[\w .:/\[\]-]*?\s*[=_\-*#~]{3,}$|^[=_\-*
 
 
 def failure_lines(output: str, limit: int = 3, chars: int = 200) -> list[str]:
-
     # Redacted before any cut: a key split at the limit would survive its pattern.
     lines = [ln.strip() for ln in redact(_EXIT.sub("", output)).splitlines()]
     lines = [ln for ln in lines if not _BANNER.match(ln)]  # "===== FAILURES =====" says nothing

@@ -312,7 +312,6 @@ class _Walk:
                         for r in summary.user_rules
                     ]
                     self.facts.decisions = [*self.facts.decisions, *rules][-MAX_DECISIONS * 2 :]
-
                     self.facts.settled = [s for s in self.facts.settled if s != "summary"]
         elif not entry.is_meta:
             for raw in entry.texts:
