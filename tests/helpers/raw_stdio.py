@@ -113,8 +113,8 @@ class RawServer:
         self.stderr_path.unlink(missing_ok=True)
 
 
-def start_mcp(cwd: Path, env: dict[str, str]) -> RawServer:
-    server = RawServer(["mcp"], cwd, env, framed=False)
+def mcp_handshake(server: RawServer, timeout: float = 20) -> None:
+    """``initialize`` (id 0) answered, then ``notifications/initialized``: an MCP client's start."""
     server.request(
         0,
         "initialize",
@@ -124,8 +124,13 @@ def start_mcp(cwd: Path, env: dict[str, str]) -> RawServer:
             "clientInfo": {"name": "raw", "version": "1"},
         },
     )
-    assert server.reply(0, 20) is not None, server.stderr()
+    assert server.reply(0, timeout) is not None, server.stderr()
     server.notify("notifications/initialized", {})
+
+
+def start_mcp(cwd: Path, env: dict[str, str]) -> RawServer:
+    server = RawServer(["mcp"], cwd, env, framed=False)
+    mcp_handshake(server)
     return server
 
 

@@ -19,7 +19,15 @@ from pathlib import Path
 import pytest
 
 from ..conftest import cli_env
-from ..helpers.raw_stdio import RawServer, has_traceback, lsp_request, start_lsp, start_mcp, tool_call
+from ..helpers.raw_stdio import (
+    RawServer,
+    has_traceback,
+    lsp_request,
+    mcp_handshake,
+    start_lsp,
+    start_mcp,
+    tool_call,
+)
 
 DEEP = "[" * 100_000 + "]" * 100_000
 
@@ -186,17 +194,7 @@ def test_the_stock_mcp_sdk_leaves_unreadable_lines_unanswered(tmp_path: Path, na
     (line,) = [c[1] for c in MCP_CASES if c[0] == name]
     server = _bare(tmp_path, BARE_MCP, framed=False)
     try:
-        server.request(
-            0,
-            "initialize",
-            {
-                "protocolVersion": "2025-06-18",
-                "capabilities": {},
-                "clientInfo": {"name": "t", "version": "1"},
-            },
-        )
-        assert server.reply(0, 30) is not None, server.stderr()
-        server.notify("notifications/initialized", {})
+        mcp_handshake(server, 30)
         server.send(line)
         server.request(100, "ping", {})
         assert server.reply(100, 10) is not None, server.stderr()
@@ -219,17 +217,7 @@ def test_the_stock_mcp_sdk_reads_such_a_request_as_a_notification(tmp_path: Path
     notification of the same method: it never answers it (the ping after it is answered)."""
     server = _bare(tmp_path, BARE_MCP, framed=False)
     try:
-        server.request(
-            0,
-            "initialize",
-            {
-                "protocolVersion": "2025-06-18",
-                "capabilities": {},
-                "clientInfo": {"name": "t", "version": "1"},
-            },
-        )
-        assert server.reply(0, 30) is not None, server.stderr()
-        server.notify("notifications/initialized", {})
+        mcp_handshake(server, 30)
         server.send(f'{{"jsonrpc":"2.0","id":{raw_id},"method":"ping"}}')
         server.request(100, "ping", {})
         assert server.reply(100, 10) is not None, server.stderr()
