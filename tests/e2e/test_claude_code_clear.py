@@ -15,25 +15,12 @@ import time
 import pytest
 
 from ..conftest import SPOTTER_LONG
-from ..helpers.claude_session import ClaudeProject, Terminal, session_start_context
-from ..helpers.fake_anthropic import FakeAnthropic, Step, fake_anthropic
+from ..helpers.claude_session import ClaudeProject, Terminal, clear_and_continue
+from ..helpers.fake_anthropic import Step, fake_anthropic
 
 pytestmark = pytest.mark.slow  # the real Claude Code CLI (node)
 
 ANSWER = "The parser refactor is done: tokens are typed now."
-
-
-def _clear_and_continue(term: Terminal, fake: FakeAnthropic) -> str:
-    """/clear at once (Claude Code queues it while it ends the turn), then, once it is idle
-    again, a prompt: what the new session was started with."""
-    term.command("/clear", "Start a new session with empty context")
-    mark = term.mark()
-    requests = len(fake.main_requests())
-    term.submit("What next?")
-    assert term.wait_for("Picking it up.", 90, mark), term.shown()[-2000:]
-    assert len(fake.main_requests()) > requests
-    assert "hookerror" not in term.shown(), term.shown()[-2000:]  # "Stop hook error occurred"
-    return session_start_context(fake)
 
 
 def test_clear_right_after_an_answer_starts_with_that_answer(interactive_project: ClaudeProject) -> None:
@@ -49,7 +36,7 @@ def test_clear_right_after_an_answer_starts_with_that_answer(interactive_project
         mark = term.mark()
         term.submit("Refactor the parser")
         assert term.wait_for(ANSWER, 90, mark), term.shown()[-2000:]
-        context = _clear_and_continue(term, fake)  # the moment the answer is on the screen
+        context = clear_and_continue(term, fake)  # the moment the answer is on the screen
     assert "infinite-context saved this project's context" in context, context
     assert "Refactor the parser" in context and "tokens are typed now" in context, context
 
@@ -72,7 +59,7 @@ def test_clear_after_resuming_a_large_session_never_handed_off(interactive_proje
         mark = term.mark()
         term.submit("Carry on")
         assert term.wait_for(ANSWER, 120, mark), term.shown()[-2000:]
-        context = _clear_and_continue(term, fake)
+        context = clear_and_continue(term, fake)
     assert "infinite-context saved this project's context" in context, context
     assert "spotter-dov" in context and "tokens are typed now" in context, context
 
@@ -95,5 +82,5 @@ def test_clear_after_an_interrupted_turn_keeps_it(interactive_project: ClaudePro
         time.sleep(1.0)  # the tool is running
         term.interrupt()
         assert term.wait_for("Interrupted", 30, mark), term.shown()[-2000:]
-        context = _clear_and_continue(term, fake)
+        context = clear_and_continue(term, fake)
     assert "Migrate the billing tables to the ledger schema" in context, context

@@ -29,8 +29,8 @@ from ..helpers.claude_session import (
     ClaudeProject,
     Terminal,
     claude_binary,
+    clear_and_continue,
     interactive,
-    session_start_context,
 )
 from ..helpers.fake_anthropic import FakeAnthropic, Step, fake_anthropic
 
@@ -179,14 +179,7 @@ def test_clear_after_a_compaction_starts_with_its_next_steps(interactive_project
     project = interactive_project
     with _session("compact") as fake, Terminal(project, fake) as term:
         _work_then_compact(term, fake, project)
-        term.command("/clear", "Start a new session with empty context")
-        mark = term.mark()
-        before = len(fake.main_requests())
-        term.submit("What next?")
-        assert term.wait_for("Picking it up.", 90, mark), term.shown()[-2000:]
-        assert len(fake.main_requests()) > before
-        assert "hookerror" not in term.shown(), term.shown()[-2000:]
-        context = session_start_context(fake)
+        context = clear_and_continue(term, fake)
 
     assert context.startswith("The conversation was just cleared (/clear)."), context
     assert PENDING in context and NEXT in context, context

@@ -434,3 +434,17 @@ class Terminal:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def clear_and_continue(term: Terminal, fake: FakeAnthropic) -> str:
+    """/clear at once (Claude Code queues it while it ends the turn), then, once it is idle
+    again, a prompt (answered "Picking it up." by the fake): what the new session was started
+    with, as SessionStart gave it."""
+    term.command("/clear", "Start a new session with empty context")
+    mark = term.mark()
+    requests = len(fake.main_requests())
+    term.submit("What next?")
+    assert term.wait_for("Picking it up.", 90, mark), term.shown()[-2000:]
+    assert len(fake.main_requests()) > requests
+    assert "hookerror" not in term.shown(), term.shown()[-2000:]  # "Stop hook error occurred"
+    return session_start_context(fake)
