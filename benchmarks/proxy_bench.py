@@ -16,8 +16,9 @@ a longer lifetime after a shorter); the proxy's overhead per request (through th
 direct, p50 and p95). Then the proxy's start (spawn to first answer, the median of five) and its
 memory after the replay.
 In brackets beside the proxy's billing: the same transform run in this process with its clock at
-each request's own time (the replay reaches the proxy back to back, so it never sees a cold
-cache; the goals are measured on the proxy).
+each request's own time. The replay reaches the proxy back to back, so the proxy never sees a
+pause, a cold cache or the 1-hour lifetime a paused conversation earns; what a user is billed is
+the figure at each request's own time, which the billing goal uses (both are shown).
 
 A session is long when it has at least ``LONG_REQUESTS`` requests; the goals on billing and cuts
 apply to those, the overhead goal to every session.
@@ -263,7 +264,7 @@ def ratio(part: float, whole: float) -> float:
 def run(quick: bool = False) -> None:
     """Every session in full (the goals need all of them; ``quick`` changes nothing here)."""
     rows: list[tuple[Any, ...]] = []
-    goals: dict[str, list[Any]] = {k: [] for k in ("last", "sum", "cost", "below", "overhead")}
+    goals: dict[str, list[Any]] = {k: [] for k in ("last", "sum", "cost", "timed", "below", "overhead")}
     unread = [0, 0]  # changed, all
     paths = [0, 0]  # kept, named
     errors = [0, 0]  # rewritten, all (failed results under the cap)
@@ -325,7 +326,8 @@ def run(quick: bool = False) -> None:
                 goals["last"].append(cut_last)
                 goals["sum"].append(cut_sum)
                 goals["cost"].append(cost)
-                goals["below"].append(cost < min(ce.values()))
+                goals["timed"].append(timed_cost)
+                goals["below"].append(max(cost, timed_cost) < min(ce.values()))
             rows.append(
                 (
                     f"{path.parent.name[:12]}/{path.stem[:8]}" + (" *" if long else ""),
@@ -336,7 +338,13 @@ def run(quick: bool = False) -> None:
                     f"{cost:.3f}x ({timed_cost:.3f}x)",
                     f"{ce[None]:.2f}x / {ce[20_000]:.2f}x",
                     f"{ratio(old_ours.cost, old_direct.cost):.3f}x",
-                    f"{ours.write_5m / 1e3:,.0f}k/{ours.read / 1e3:,.0f}k/{ours.plain / 1e3:,.0f}k",
+                    "/".join(
+                        (
+                            f"{ours.write_5m / 1e3:,.0f}k+{ours.write_1h / 1e3:,.0f}k",
+                            f"{ours.read / 1e3:,.0f}k",
+                            f"{ours.plain / 1e3:,.0f}k",
+                        )
+                    ),
                     f"{p50:.1f} / {p95:.1f}",
                 )
             )
@@ -353,7 +361,7 @@ def run(quick: bool = False) -> None:
             "billed vs direct (at its times)",
             "context editing (20k) vs direct",
             "old model",
-            "written/read/plain",
+            "written 5 min+1 h/read/plain",
             "overhead ms p50 / p95",
         ],
         rows,
@@ -371,7 +379,8 @@ def run(quick: bool = False) -> None:
         "Live endless mode: goals",
         ["measure", "goal", "measured"],
         [
-            ("billed input vs direct, provider's rules (long)", "<= 0.6x", _span(goals["cost"], "x")),
+            ("billed input vs direct, provider's rules (long)", "<= 0.6x", _span(goals["timed"], "x")),
+            ("  ...the same, sent back to back through the proxy", "<= 0.6x", _span(goals["cost"], "x")),
             ("  ...below server-side context editing, both settings (long)", "all", _all(goals["below"])),
             ("tool-result tokens cut, last request (long)", ">= 85%", _span(goals["last"])),
             ("tool-result tokens cut, summed (long)", ">= 50%", _span(goals["sum"])),

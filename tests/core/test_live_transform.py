@@ -28,6 +28,7 @@ from infinite_context_brain.core.transcript.replay import timed_requests
 from infinite_context_brain.core.transcript.transform import MARKER
 
 from ..conftest import PHANTOM, SPOTTER_LONG
+from ..helpers.paused import PAUSED, paused_request, ttls
 
 
 @pytest.fixture(scope="module")
@@ -41,11 +42,11 @@ def phantom() -> list[tuple[float, bytes]]:
 
 
 def replay(
-    timed: list[tuple[float, bytes]], t: LiveTransformer | None = None
+    timed: list[tuple[float, bytes]], t: LiveTransformer | None = None, options: LiveOptions | None = None
 ) -> tuple[list[bytes], list[LiveStats]]:
     """Each body through one transformer, its clock at the time the request was sent."""
     now = [0.0]
-    t = t or LiveTransformer(clock=lambda: now[0])
+    t = t or LiveTransformer(options=options or LiveOptions(), clock=lambda: now[0])
     outs, stats = [], []
     for at, raw in timed:
         now[0] = at
@@ -109,7 +110,11 @@ def test_markers_thinking_system_tools_and_pairing_kept(session: str, request: p
     for (_at, raw), out in zip(timed[::step], outs[::step], strict=True):
         before, after = orjson.loads(raw), orjson.loads(out)
         assert 1 <= markers(after) <= min(4, markers(before) + 1)  # one of ours at most, four in all
-        assert after["system"] == before["system"] and after["tools"] == before["tools"]
+        for part in ("system", "tools"):  # the same blocks, breakpoints where they were (a lifetime may grow)
+            assert [without_markers(b) for b in after[part]] == [without_markers(b) for b in before[part]]
+            assert [bool(block_markers(b)) for b in after[part]] == [
+                bool(block_markers(b)) for b in before[part]
+            ]
         assert len(after["messages"]) == len(before["messages"])
         uses: set[str] = set()
         for old, new in zip(before["messages"], after["messages"], strict=True):
@@ -438,3 +443,48 @@ def test_count_tokens_decides_nothing_and_counts_what_was_decided() -> None:
     assert t.decisions == decided and not stats.epoch
     assert stats.replaced and counted.count(MARKER.encode()) == stats.replaced
     assert markers(orjson.loads(counted)) == markers(orjson.loads(bodies[-1]))  # breakpoints as sent
+
+
+def test_a_paused_conversation_asks_for_the_1_hour_lifetime_and_the_next_pause_reads() -> None:
+    """Before any pause the client's 5-minute lifetime stands. After a pause of 10 minutes (which
+    the 1-hour lifetime would have survived), the next request that writes the held point anew (a
+    sweep) asks for an hour on every breakpoint, and so does every request after it; the next
+    pause then reads the conversation up to the held point instead of writing it all again."""
+    timed = [(at, paused_request(n)) for at, n in PAUSED]
+    times = [at for at, _ in timed]
+    long_outs, long_stats = replay(timed)
+    short_outs, _ = replay(timed, options=LiveOptions(long_cache=False))
+    pauses = [i for i in range(1, len(times)) if times[i] - times[i - 1] > 300]
+    first = next(i for i, s in enumerate(long_stats) if s.long_cache)
+    assert pauses[0] < first < pauses[1] and long_stats[first].sweep
+    assert all(set(ttls(out)) == {None} for out in long_outs[:first])
+    assert all(s.long_cache for s in long_stats[first:])
+    for (_at, raw), out in zip(timed[first:], long_outs[first:], strict=True):
+        assert set(ttls(out)) == {"1h"} and len(ttls(raw)) <= len(ttls(out)) <= 4
+    bills, short_bills = billed(long_outs, times), billed(short_outs, times)
+    assert not any(b.refused for b in bills)  # never a 1-hour breakpoint after a 5-minute one
+    assert bills[pauses[1]].read > 18_000 and short_bills[pauses[1]].read == 0
+    assert bills[pauses[1]].cost < 0.6 * short_bills[pauses[1]].cost
+    assert sum(b.cost for b in bills) < sum(b.cost for b in short_bills)
+
+
+def test_the_1_hour_lifetime_is_never_asked_for_when_it_cannot_pay_or_was_not_ours_to_give() -> None:
+    timed = [(at, paused_request(n)) for at, n in PAUSED]
+    # requests never more than 5 minutes apart: no pause, no 1-hour lifetime
+    steady = [(1000.0 + 60 * i, raw) for i, (_at, raw) in enumerate(timed)]
+    assert not any(s.long_cache for s in replay(steady)[1])
+    # the client chose lifetimes itself: they stand, byte for byte where nothing else changed
+    own = [(at, paused_request(n, ttl="1h")) for at, n in PAUSED]
+    outs, stats = replay(own)
+    assert not any(s.long_cache for s in stats) and all(set(ttls(o)) == {"1h"} for o in outs)
+    # turned off
+    assert not any(s.long_cache for s in replay(timed, options=LiveOptions(long_cache=False))[1])
+    # count_tokens neither reads nor writes the cache: it never asks for a lifetime
+    now = [0.0]
+    t = LiveTransformer(clock=lambda: now[0])
+    for at, raw in timed:
+        now[0] = at
+        t.transform_body(raw)
+    now[0] += 30
+    out, stats = t.transform_body(paused_request(19), caches=False)
+    assert not stats.long_cache and set(ttls(out)) == {None}

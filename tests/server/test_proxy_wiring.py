@@ -193,10 +193,22 @@ def test_proxy_knobs_are_settings(tmp_path: Path) -> None:
         LiveOptions.keep_recent_tokens,
         LiveOptions.epoch_tokens,
     )
+    assert defaults.long_cache is LiveOptions.long_cache is True
     chosen = live_options(
-        Settings(data_dir=tmp_path, proxy_keep_recent=0, proxy_epoch_tokens=1000, context_window=50_000)
+        Settings(
+            data_dir=tmp_path,
+            proxy_keep_recent=0,
+            proxy_epoch_tokens=1000,
+            context_window=50_000,
+            proxy_long_cache=False,
+        )
     )
-    assert (chosen.keep_recent, chosen.epoch_tokens, chosen.window) == (0, 1000, 50_000)
+    assert (chosen.keep_recent, chosen.epoch_tokens, chosen.window, chosen.long_cache) == (
+        0,
+        1000,
+        50_000,
+        False,
+    )
     assert resolve(tmp_path, settings=Settings(proxy_port=9001)).port == 9001
     assert resolve(tmp_path, 9002, settings=Settings(proxy_port=9001)).port == 9002  # the flag wins
     assert PORT_RANGE[0] <= resolve(tmp_path / "fresh").port < PORT_RANGE[1]
@@ -206,6 +218,7 @@ def test_proxy_knobs_are_settings(tmp_path: Path) -> None:
         ("INFINITE_CONTEXT_PROXY_KEEP_RECENT", "two"),
         ("INFINITE_CONTEXT_PROXY_PORT", "70000"),
         ("INFINITE_CONTEXT_PROXY_MAX_BODY_MB", "0"),
+        ("INFINITE_CONTEXT_PROXY_LONG_CACHE", "sometimes"),
     ]:
         done = subprocess.run(
             [*CLI, "proxy", "start"], env={**env, name: value}, capture_output=True, text=True, timeout=30

@@ -180,6 +180,9 @@ class Settings(BaseSettings):
     proxy_keep_recent_tokens: int | None = Field(None, ge=0, description="Read results kept within this.")
     proxy_epoch_tokens: int | None = Field(None, ge=1, description="Whole tokens that start an epoch.")
     proxy_window: int | None = Field(None, ge=1000, description="Context window the proxy assumes.")
+    proxy_long_cache: bool = Field(
+        True, description="Ask for the 1-hour cache lifetime when pauses make it pay."
+    )
 
     _key_sources: dict[str, ProviderKey] = PrivateAttr(default_factory=dict)
     _model_source: str = PrivateAttr("default")

@@ -46,6 +46,8 @@ Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 
 TRANSFORMED = frozenset({"/v1/messages", "/v1/messages/count_tokens"})
+#: the beta a request whose breakpoints ask for the 1-hour lifetime names (as Claude Code does)
+LONG_CACHE_BETA = b"extended-cache-ttl-2025-04-11"
 #: belong to one connection, not to the message (RFC 9110 7.6.1), plus what the body change redoes
 HOP_BY_HOP = frozenset(
     {
@@ -81,6 +83,7 @@ class ProxyFigures:
     seen_once: int = 0  # results replaced on the request after the model first read them
     cache_moves: int = 0  # requests whose last cache breakpoint moved back
     held: int = 0  # requests that carried the breakpoint held before the undecided results
+    long_cache: int = 0  # requests whose breakpoints asked for the 1-hour lifetime
     tokens_before: int = 0  # tool-result tokens received, summed over requests
     tokens_after: int = 0  # tool-result tokens forwarded
     last_before: int = 0  # the last transformed request's tool-result tokens
@@ -93,6 +96,7 @@ class ProxyFigures:
         self.seen_once += stats.seen_once
         self.cache_moves += stats.cache_moved
         self.held += stats.held
+        self.long_cache += stats.long_cache
         self.tokens_before += stats.tokens_before
         self.tokens_after += stats.tokens_after
         self.last_before, self.last_after = stats.tokens_before, stats.tokens_after
@@ -237,15 +241,16 @@ class ProxyApp:
             if not message.get("more_body"):
                 return b"".join(parts)
 
-    def _transform(self, method: str, path: str, body: bytes, session: str | None) -> bytes:
+    def _transform(self, method: str, path: str, body: bytes, session: str | None) -> tuple[bytes, bool]:
+        """The body to forward, and whether its breakpoints now ask for the 1-hour lifetime."""
         if method != "POST" or path not in TRANSFORMED or not body:
-            return body
+            return body, False
         try:
             out, stats = self.transformer.transform_body(body, caches=path == "/v1/messages", session=session)
         except Exception as exc:  # fail open: the original goes, one line says why
             self.figures.failed_open += 1
             log.warning("transform failed, forwarding the original body: %s", type(exc).__name__)
-            return body
+            return body, False
         self.figures.record(stats)
         if stats.epoch:
             log.info(
@@ -256,7 +261,7 @@ class ProxyApp:
                 stats.tokens_before,
                 stats.tokens_after,
             )
-        return out
+        return out, stats.long_cache
 
     async def _forward(self, scope: Scope, receive: Receive, send: Send) -> None:
         self.figures.requests += 1
@@ -264,11 +269,16 @@ class ProxyApp:
         if body is None:
             return
         method, path = scope["method"], scope["path"]
+        long_cache = False
         if method == "POST" and path in TRANSFORMED and body:
             loop = asyncio.get_running_loop()
             session = claude_session(scope["headers"], body)
-            body = await loop.run_in_executor(self.pool, self._transform, method, path, body, session)
+            body, long_cache = await loop.run_in_executor(
+                self.pool, self._transform, method, path, body, session
+            )
         headers = [(k, v) for k, v in scope["headers"] if k.lower() not in HOP_BY_HOP]
+        if long_cache:
+            headers = with_beta(headers, LONG_CACHE_BETA)
         target = upstream_url(self.base, scope["raw_path"], scope.get("query_string") or b"")
         client = self.client()
         request = client.build_request(method, target, headers=headers, content=body)
@@ -327,6 +337,19 @@ class ProxyApp:
             watching.cancel()
             await asyncio.gather(pumping, watching, return_exceptions=True)
             await response.aclose()
+
+
+def with_beta(headers: list[tuple[bytes, bytes]], beta: bytes) -> list[tuple[bytes, bytes]]:
+    """``headers`` with ``beta`` added to the ``anthropic-beta`` list when the client sent one
+    (a client that sends no betas, e.g. with experimental betas turned off, gets none)."""
+    out = []
+    for name, value in headers:
+        if name.lower() == b"anthropic-beta":
+            names = [v.strip() for v in value.split(b",")]
+            if beta not in names:
+                value = value + b"," + beta if value.strip() else beta
+        out.append((name, value))
+    return out
 
 
 def claude_session(headers: list[tuple[bytes, bytes]], body: bytes) -> str | None:

@@ -41,6 +41,7 @@ def live_options(settings: Settings) -> LiveOptions:
         window=chosen(settings.proxy_window, settings.context_window or base.window),
         max_tokens=settings.observation_max_tokens,
         keep_tools=settings.kept_tools(),
+        long_cache=settings.proxy_long_cache,
     )
 
 

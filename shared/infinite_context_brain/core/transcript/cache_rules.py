@@ -41,11 +41,13 @@ TTL_1H = 3600.0
 LOOKBACK_BLOCKS = 20
 MAX_BREAKPOINTS = 4
 MIN_CACHEABLE_TOKENS = 1024
+#: the ``cache_control.ttl`` of a 1-hour breakpoint
+LONG_TTL = "1h"
 
 
 def marker_ttl(marker: Any) -> float:
     """The lifetime a ``cache_control`` marker asks for, in seconds."""
-    return TTL_1H if isinstance(marker, dict) and marker.get("ttl") == "1h" else TTL_5M
+    return TTL_1H if isinstance(marker, dict) and marker.get("ttl") == LONG_TTL else TTL_5M
 
 
 def block_markers(block: Any) -> list[Any]:

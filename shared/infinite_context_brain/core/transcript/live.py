@@ -25,6 +25,17 @@ a write. So:
   the request that brings it moves the client's last breakpoint to the user block before it.
 * **Cold cache.** No request of the conversation within the cache's lifetime: the next one is
   written whole anyway, so it sweeps then, free.
+* **The long lifetime.** Claude Code gives API-key users the 5-minute cache, so a pause longer
+  than that makes the next request write the whole conversation again. Once a conversation has
+  paused (a gap between 5 minutes and an hour, which the 1-hour lifetime would have survived), it
+  weighs the 1-hour lifetime on the odds seen so far: it costs ``PRICE_WRITE_1H - PRICE_WRITE_5M``
+  more on what a request usually writes, and saves ``PRICE_WRITE_5M - PRICE_READ`` on all it
+  caches when the next gap is such a pause. When that pays, every request from then on asks for it
+  on all its breakpoints. The switch is made on a request that writes the held point anew (a
+  sweep), so that the held entry, written once and read long after, lives as long: one written for
+  5 minutes would be gone after the next pause. Back after more than an hour, everything is written
+  again anyway, with the 5-minute lifetime, and the switch is weighed again. Lifetimes a client
+  chose itself are left as they are.
 * **count_tokens** renders the decisions made so far and decides nothing: counting must not move
   a sweep, and it neither reads nor writes the cache.
 * Only the ``content`` of ``tool_result`` blocks in user messages and the breakpoints on user
@@ -52,7 +63,16 @@ import orjson
 from ..models import Observation
 from ..tokens import CHARS_PER_TOKEN_FALLBACK, fast_count
 from . import live_marks as marks
-from .cache_rules import PRICE_READ, PRICE_WRITE_5M, TTL_5M, block_markers, marker_ttl, without_markers
+from .cache_rules import (
+    PRICE_READ,
+    PRICE_WRITE_1H,
+    PRICE_WRITE_5M,
+    TTL_1H,
+    TTL_5M,
+    block_markers,
+    marker_ttl,
+    without_markers,
+)
 from .observe import BUDGET_FLOOR, BUDGET_SHARE, DEFAULT_MAX_TOKENS, build_observation
 from .reader import content_text
 from .transform import MARKER, replacement_text
@@ -98,6 +118,8 @@ class LiveOptions:
     window: int = 200_000
     #: sweep every undecided result on the first request after the provider's cache expired
     cold_sweep: bool = True
+    #: ask for the 1-hour cache lifetime when the conversation's pauses make it pay
+    long_cache: bool = True
     #: results below this many tokens are kept whole (the pointer line costs about as much)
     min_tokens: int = 50
     #: a replacement must save at least this share of the result, else it is kept whole
@@ -122,6 +144,7 @@ class LiveStats:
     sweep: bool = False  # the request decided every unprotected result (not only seen-once ones)
     cache_moved: bool = False  # the client's last breakpoint moved back
     held: bool = False  # a breakpoint of ours held on the block before the oldest undecided result
+    long_cache: bool = False  # the request's breakpoints ask for the 1-hour lifetime
     changed: bool = False
     elapsed_ms: float = 0.0
 
@@ -149,6 +172,15 @@ class _Conversation:
     last: marks.Spot | None = None  # the previous request's last message breakpoint
     other: list[int] = field(default_factory=list)  # tokens of each message besides its results
     requests: int = 0
+    gaps: int = 0  # gaps between its requests seen so far
+    pauses: int = 0  # of which longer than the 5-minute lifetime and within the 1-hour one
+    cached: int = 0  # tokens the previous request cached (an estimate)
+    long: bool = False  # its requests ask for the 1-hour lifetime
+    held_ttl: float = TTL_5M  # the lifetime the held breakpoint's entry was written with
+    steps: int = 0  # requests that wrote only what was new (not a sweep, not cold)
+    step_writes: int = 0  # tokens they wrote
+    head: int = 0  # tokens of its system prompt and tools
+    head_gone: bool = False  # their entries expired in a pause a longer-lived later entry survived
 
 
 @dataclass
@@ -216,12 +248,23 @@ class LiveTransformer:
         convo = self._conversation(body) if caches else None
         if convo is not None:
             self._sizes(convo, messages, results)
+            if not convo.head:  # measured once: Claude Code's tools and system barely change
+                convo.head = int(
+                    len(orjson.dumps([body.get("system"), body.get("tools")])) / CHARS_PER_TOKEN_FALLBACK
+                )
+        cold = False
         if caches:  # count_tokens decides nothing: it only counts what is decided
             cold = convo is not None and self._cold(convo, messages)
             self._decide(messages, results, last, before, convo, cold, size, stats, session)
         changed = self._render(results, last, stats)
         if convo is not None:
-            changed |= self._place_marks(body, results, last, convo, stats)
+            held = convo.held
+            if cold or (stats.sweep and held is None):  # written again from the start
+                convo.head_gone = False
+            changed |= self._place_marks(body, results, last, convo, stats, cold)
+            changed |= self._lifetime(body, results, convo, cold, size, stats)
+            if convo.held != held:  # its entry is written now, with this request's lifetime
+                convo.held_ttl = convo.ttl
             convo.seen = self.clock()
             convo.requests += 1
         return changed
@@ -286,6 +329,8 @@ class LiveTransformer:
             (r.message for r in results if r.tid not in self.decisions and r.tid not in decided), last
         )
         kept = self._span(convo, results, start) - self._span(convo, results, max(last, start)) - saved
+        if not start and convo is not None and convo.head_gone:
+            kept += convo.head
         tail = self._span(convo, results, min(oldest, last)) if start else 0
         # as many requests to come as came so far (a conversation's age is the best guess of its
         # future), at least ``sweep_horizon``
@@ -347,6 +392,7 @@ class LiveTransformer:
         last: int,
         convo: _Conversation,
         stats: LiveStats,
+        cold: bool = False,
     ) -> bool:
         """Move the client's last breakpoint back when that saves a write nobody reads, and hold
         ours on the block before the oldest undecided result (see the module docstring)."""
@@ -363,7 +409,8 @@ class LiveTransformer:
             # read what precedes the held point; the moved last breakpoint writes the next one
             moved = marks.move_last_mark(messages, target)
             add_at, next_held = held, (target if moved else held)
-        elif stats.sweep:  # nothing to read: the whole request is written, the new point with it
+        elif stats.sweep or (cold and held is None):
+            # nothing to read: the whole request is written, the new point with it
             moved = fresh is not None and self._move_before(messages, fresh)
             add_at = next_held = target
         else:
@@ -380,6 +427,49 @@ class LiveTransformer:
         convo.last = marks.last_message_mark(messages)
         stats.cache_moved = moved
         return moved or added
+
+    def _lifetime(
+        self,
+        body: dict[str, Any],
+        results: list[_Result],
+        convo: _Conversation,
+        cold: bool,
+        size: int,
+        stats: LiveStats,
+    ) -> bool:
+        """Ask for the 1-hour lifetime on every breakpoint once the pauses seen so far make it pay
+        (see the module docstring); from then on the conversation keeps it."""
+        cached = self._estimate(size, results)
+        if cold or stats.sweep:  # written again from the start, or from the held point
+            held = convo.held
+            kept = (
+                0
+                if cold or held is None
+                else self._span(convo, results, 0) - self._span(convo, results, held.message)
+            )
+        else:
+            kept = convo.cached
+        writes = max(0, cached - kept)
+        convo.cached = cached
+        if not self.options.long_cache:
+            return False
+        if convo.requests and not (cold or stats.sweep):  # the first one writes everything
+            convo.steps, convo.step_writes = convo.steps + 1, convo.step_writes + writes
+        if cold:  # back after longer than any lifetime: all is written now, weighed again below
+            convo.long = False
+        if not convo.long and (cold or stats.sweep or convo.held is None) and convo.steps:
+            # only where the held point is written anew, so that its entry lives as long; weighed
+            # on what a request of this conversation usually writes, since from then on all do
+            # (and on all of it when it is all written now)
+            odds = convo.pauses / convo.gaps if convo.gaps else 0.0
+            saves = odds * (PRICE_WRITE_5M - PRICE_READ) * cached
+            usual = writes if cold else convo.step_writes / convo.steps
+            convo.long = saves > (PRICE_WRITE_1H - PRICE_WRITE_5M) * usual
+        if not convo.long or not marks.lengthen(body):
+            return False
+        convo.ttl = TTL_1H
+        stats.long_cache = True
+        return True
 
     def _move_before(self, messages: list[Any], fresh: _Result) -> bool:
         spot = marks.user_spot_before(messages, fresh.message, fresh.index)
@@ -510,13 +600,21 @@ class LiveTransformer:
 
     def _cold(self, convo: _Conversation, messages: list[Any]) -> bool:
         """True when the conversation's previous request is older than the cache lifetime its
-        breakpoints asked for: everything is written again anyway, so a sweep now is free."""
+        breakpoints asked for: everything is written again anyway, so a sweep now is free. Counts
+        the gap (and whether it was a pause) and forgets the entries it outlived."""
         spot = marks.last_message_mark(messages)
         found = block_markers(marks.block_at(messages, spot) or {}) if spot is not None else []
         was, convo.ttl = convo.ttl, (marker_ttl(found[-1]) if found else convo.ttl)
-        if not self.options.cold_sweep or not convo.seen:
+        if not convo.seen:
             return False
-        return self.clock() - convo.seen > was
+        gap = self.clock() - convo.seen
+        convo.gaps += 1
+        convo.pauses += TTL_5M < gap <= TTL_1H
+        if gap > convo.held_ttl:  # the held entry is gone, though a longer-lived later one may not be
+            convo.held = None
+        if gap > TTL_5M and convo.long:  # so are the client's system prompt's (read, never rewritten)
+            convo.head_gone = True
+        return self.options.cold_sweep and gap > was
 
     def _sizes(self, convo: _Conversation, messages: list[Any], results: list[_Result]) -> None:
         """Tokens of each message besides its tool results, measured once per message."""

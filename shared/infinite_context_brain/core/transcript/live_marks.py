@@ -12,7 +12,7 @@ import hashlib
 from dataclasses import dataclass
 from typing import Any
 
-from .cache_rules import MAX_BREAKPOINTS, block_markers
+from .cache_rules import LONG_TTL, MAX_BREAKPOINTS, block_markers
 
 #: block types that can carry a cache breakpoint (not thinking, not empty text)
 CACHEABLE = frozenset({"text", "tool_result", "image", "document", "search_result"})
@@ -74,14 +74,7 @@ def user_spot_before(messages: list[Any], message: int, index: int) -> Spot | No
 
 def count_markers(body: dict[str, Any]) -> int:
     """Breakpoints the client put anywhere in the request (tools, system, messages)."""
-    count = sum(len(block_markers(t)) for t in body.get("tools") or [] if isinstance(t, dict))
-    system = body.get("system")
-    if isinstance(system, list):
-        count += sum(len(block_markers(b)) for b in system)
-    for message in body.get("messages") or []:
-        if isinstance(message, dict) and isinstance(message.get("content"), list):
-            count += sum(len(block_markers(b)) for b in message["content"])
-    return count
+    return len(_all_markers(body))
 
 
 def last_message_mark(messages: list[Any]) -> Spot | None:
@@ -98,6 +91,46 @@ def last_message_mark(messages: list[Any]) -> Spot | None:
                     return None
                 return Spot(m, i, fingerprint(block))
     return None
+
+
+def _all_markers(body: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every block of the request that carries a breakpoint, in cache order."""
+    carriers: list[dict[str, Any]] = []
+
+    def visit(block: Any) -> None:
+        if not isinstance(block, dict):
+            return
+        if "cache_control" in block:
+            carriers.append(block)
+        content = block.get("content")
+        if isinstance(content, list):
+            carriers.extend(b for b in content if isinstance(b, dict) and "cache_control" in b)
+
+    for tool in body.get("tools") or []:
+        visit(tool)
+    system = body.get("system")
+    for part in system if isinstance(system, list) else []:
+        visit(part)
+    for message in body.get("messages") or []:
+        if isinstance(message, dict) and isinstance(message.get("content"), list):
+            for block in message["content"]:
+                visit(block)
+    return carriers
+
+
+def lengthen(body: dict[str, Any]) -> bool:
+    """Ask for the 1-hour lifetime on every breakpoint of the request (all of them, since a longer
+    lifetime may not follow a shorter one). False, changing nothing, when there are none or the
+    client gave any of them a lifetime itself (its choice stands)."""
+    carriers = _all_markers(body)
+    markers = [c["cache_control"] for c in carriers]
+    if not markers or any(
+        not isinstance(m, dict) or m.get("type") != "ephemeral" or "ttl" in m for m in markers
+    ):
+        return False
+    for carrier in carriers:
+        carrier["cache_control"] = {**carrier["cache_control"], "ttl": LONG_TTL}
+    return True
 
 
 def spare(body: dict[str, Any]) -> int:
