@@ -3,7 +3,9 @@
 Part 1, each hook as Claude Code runs it: a new process, JSON on stdin. p50/p95 over N runs,
 interleaved with a bare `python -c pass` (the floor) so machine noise hits both alike.
 Goals (p95): SessionStart <= 400 ms, the hand-off (the worker's checkpoint of a 3 MB transcript)
-<= 1,000 ms, PostToolUse (queue only) <= 50 ms. The peer: claude-mem's PostToolUse averaged 2.4 s.
+<= 1,000 ms, PostToolUse (queue only) <= 50 ms, Stop (queue, and the check whether to ask the model
+for a checkpoint: below the share and past it) <= 50 ms. The peer: claude-mem's PostToolUse
+averaged 2.4 s.
 
 Part 2, inside the real Claude Code CLI (tools/, against the scripted fake Messages API, 3 Bash
 calls then the answer): each hook's wall time from its stream-json hook events
@@ -70,7 +72,16 @@ def run(runs: int, store_url: str) -> None:
     shutil.copy(BIG, transcript)
     base = {"session_id": "bench", "transcript_path": str(transcript), "cwd": str(project)}
     times: dict[str, list[float]] = {
-        k: [] for k in ("session-start", "session-end", "post-tool-use", "post-tool-use-m", "floor")
+        k: []
+        for k in (
+            "session-start",
+            "session-end",
+            "post-tool-use",
+            "post-tool-use-m",
+            "stop",
+            "stop-ask",
+            "floor",
+        )
     }
     for i in range(runs):
         shutil.rmtree(data_dir / "cursors", ignore_errors=True)  # the whole 3 MB each time
@@ -96,14 +107,20 @@ def run(runs: int, store_url: str) -> None:
         times["post-tool-use-m"].append(
             _time([*HOOK, "post-tool-use"], json.dumps(tool).encode(), env, project)
         )
+        stop = json.dumps({**base, "hook_event_name": "Stop"}).encode()
+        times["stop"].append(_time([*SCRIPT, "stop"], stop, env, project))
+        asking = {**env, "INFINITE_CONTEXT_CHECKPOINT_NUDGE": "0.3"}  # past the share: it asks
+        times["stop-ask"].append(_time([*SCRIPT, "stop"], stop, asking, project))
         times["floor"].append(_time([sys.executable, "-c", "pass"], b"", env, project))
-    goals = {"session-start": 400, "session-end": 1000, "post-tool-use": 50}
+    goals = {"session-start": 400, "session-end": 1000, "post-tool-use": 50, "stop": 50, "stop-ask": 50}
     rows = []
     for name, label in (
         ("session-start", "SessionStart (clear): resume text"),
         ("session-end", f"hand-off (worker): checkpoint of {BIG.stat().st_size / 1e6:.1f} MB transcript"),
         ("post-tool-use", "PostToolUse via the console script: queue one payload"),
         ("post-tool-use-m", "PostToolUse via python -m infinite_context_brain.server"),
+        ("stop", "Stop via the console script: queue, the context from the tail (below the share)"),
+        ("stop-ask", "Stop past the share: reads back to the last compaction, asks for a checkpoint"),
         ("floor", "python -c pass (floor)"),
     ):
         p95 = percentile(times[name], 95)

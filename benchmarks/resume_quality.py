@@ -44,6 +44,8 @@ from common import console, table
 from resume_score import Score, Truth, identifiers, moment, score, truth_score, work_parts
 
 from infinite_context_brain.core.tokens import count_tokens
+from infinite_context_brain.core.transcript.nudge import DEFAULT_SHARE
+from infinite_context_brain.core.transcript.window import window_for
 
 FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "claude-code"
 TRUTH = Path(__file__).resolve().parent / "data" / "resume_truth.json"
@@ -271,6 +273,7 @@ def run(show: bool = False) -> list[Point]:
         rows,
     )
     _totals(points)
+    _asks(transcripts())
     if show:
         for p in points:
             console.print(f"\n--- {p.transcript} {p.kind}@{p.line} ---\n{p.resume}", markup=False)
@@ -342,4 +345,83 @@ def _totals(points: list[Point]) -> None:
     worst = max(per_session.values(), default=0)
     console.print(
         f"largest resume: {biggest:,} tokens (goal <= 2,000); most wrong/stale claims in one session: {worst}"
+    )
+
+
+def _asks(paths: list[Path]) -> None:
+    """Where the hooks would have asked the model for its own checkpoint (``nudge``: once the
+    context passes the share of the window, at the next tool result or end of a turn, once until
+    the next compaction), replayed entry by entry: before how many of the real compactions, and how
+    many of the model's steps (answers) ahead of it."""
+    rows: list[tuple[object, ...]] = []
+    asked_before = total = 0
+    for path in paths:
+        context, model, asked, steps_since = 0, "", None, 0
+        for number, line in enumerate(path.read_bytes().splitlines(), 1):
+            try:
+                obj = orjson.loads(line)
+            except orjson.JSONDecodeError:
+                continue
+            if not isinstance(obj, dict):
+                continue
+            if obj.get("type") == "system" and obj.get("subtype") == "compact_boundary":
+                total += 1
+                asked_before += asked is not None
+                rows.append(
+                    (
+                        _name(path),
+                        number,
+                        f"{asked[1]:.0%} of the window, at line {asked[0]}" if asked else "no",
+                        steps_since if asked else "-",
+                    )
+                )
+                context, asked, steps_since = 0, None, 0
+                continue
+            message = obj.get("message") if isinstance(obj.get("message"), dict) else {}
+            usage = message.get("usage") if isinstance(message, dict) else None
+            if obj.get("type") == "assistant" and not obj.get("isSidechain") and isinstance(usage, dict):
+                parts = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+                now = sum(usage.get(k) or 0 for k in parts)
+                steps_since += asked is not None and now != context  # a new answer, not its next part
+                context, model = now or context, str(message.get("model") or model)
+            elif _prompt(obj) or _tool_result(obj):  # Claude Code ran Stop, or PostToolUse
+                window = window_for(model, context)
+                if asked is None and context >= DEFAULT_SHARE * window:
+                    asked = (number, context / window)
+    table(
+        "The hooks' request for the model's own checkpoint before each real compaction "
+        f"(past {DEFAULT_SHARE:.0%} of the window, once between compactions)",
+        ["transcript", "compaction at line", "asked", "answers between the request and the compaction"],
+        rows,
+    )
+    console.print(f"asked before {asked_before} of {total} compactions")
+
+
+def _tool_result(obj: dict[str, Any]) -> bool:
+    content = (obj.get("message") or {}).get("content")
+    return (
+        obj.get("type") == "user"
+        and not obj.get("isSidechain")
+        and isinstance(content, list)
+        and any(isinstance(b, dict) and b.get("type") == "tool_result" for b in content)
+    )
+
+
+def _prompt(obj: dict[str, Any]) -> bool:
+    """A prompt a person typed (not a tool result, Claude Code's own turn or its summary)."""
+    if (
+        obj.get("type") != "user"
+        or obj.get("isMeta")
+        or obj.get("isCompactSummary")
+        or obj.get("isSidechain")
+    ):
+        return False
+    content = (obj.get("message") or {}).get("content")
+    if isinstance(content, str):
+        return bool(content.strip()) and not content.lstrip().startswith("<")
+    return isinstance(content, list) and any(
+        isinstance(b, dict)
+        and b.get("type") == "text"
+        and not str(b.get("text", "")).lstrip().startswith("<")
+        for b in content
     )

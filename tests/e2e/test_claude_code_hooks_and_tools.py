@@ -15,6 +15,7 @@ import pytest
 
 from infinite_context_brain.core.config import load_settings
 from infinite_context_brain.core.storage import open_store
+from infinite_context_brain.core.transcript.nudge import MARK
 
 from ..helpers.claude_session import ClaudeProject, Run, claude_binary, run_claude
 from ..helpers.fake_anthropic import Step
@@ -140,6 +141,78 @@ def _tool_results(run: Run) -> list[str]:
                     ("ERROR " if block.get("is_error") else "") + " ".join(p.get("text", "") for p in parts)
                 )
     return out
+
+
+FIELDS = {
+    "task": "Add the CSV exporter",
+    "next_steps": ["write the CSV writer", "add the --format csv flag"],
+    "decisions": [{"decision": "stream rows instead of building the file", "reason": "exports reach 2 GB"}],
+}
+
+
+def _checkpoint_calls(run: Run) -> list[dict[str, object]]:
+    return [
+        b
+        for r in run.fake.main_requests()
+        for m in r["messages"]
+        if m["role"] == "assistant" and isinstance(m["content"], list)
+        for b in m["content"]
+        if b.get("type") == "tool_use" and b.get("name") == CHECKPOINT
+    ]
+
+
+def test_a_nearly_full_context_gets_the_models_own_checkpoint_before_it_stops(project: ClaudeProject) -> None:
+    """Answers that report 150k tokens of context (of 200k): when the model means to stop, our
+    Stop hook asks it for a checkpoint; Claude Code passes that on, the model calls the checkpoint
+    tool with its fields, then stops (the hook lets it go), and the brain holds what it wrote. The
+    hook reads the context from the transcript, where Claude Code may not have written the answer
+    it just streamed: on a session's first answer the request can come one answer later, so the
+    session goes on once (``--continue``), and the model is asked exactly once in all."""
+    asked = {MARK: [Step(tool=CHECKPOINT, input=FIELDS), Step(text="Checkpoint saved.")]}
+    runs = [
+        run_claude(
+            project,
+            [Step(text="The exporter runs.")],
+            *more,
+            tag=tag,
+            prompt=prompt,
+            by_prompt=asked,
+            context_tokens=150_000,
+        )
+        for tag, prompt, more in (("full", "Add the CSV exporter", ()), ("fuller", "Go on", ("--continue",)))
+    ]
+    assert all(r.returncode == 0 for r in runs), runs[-1].stderr[-2000:]
+    assert project.spool_settled(), project.worker_log()
+    last = runs[-1].fake.main_requests()[-1]["messages"]
+    asks = [m for m in last if m["role"] == "user" and MARK in json.dumps(m)]
+    assert len(asks) == 1 and "Stop hook feedback" in json.dumps(asks[0])  # asked once, by the Stop
+    assert any(h["event"] == "Stop" for r in runs for h in r.hooks())
+    called = [c for r in runs for c in _checkpoint_calls(r)]
+    assert called and called[-1]["input"] == FIELDS
+    _version, state = _state(project)
+    assert "add the --format csv flag" in state and "exports reach 2 GB" in state
+
+
+def test_mid_turn_the_request_comes_after_a_tool_call_and_only_once(project: ClaudeProject) -> None:
+    """In a turn of tool calls the request comes with a tool result past the share (the first,
+    or the next when Claude Code had not written the answer yet), as context for the model's next
+    step: a Stop may be far off. After it, neither a later tool call nor the Stop asks again."""
+    script = [
+        Step(text="Working.", tool="Bash", input={"command": "echo exporter", "description": "echo"}),
+        Step(text="Still working.", tool="Bash", input={"command": "echo writer", "description": "echo"}),
+        Step(tool=CHECKPOINT, input=FIELDS),
+        Step(text="Working on.", tool="Bash", input={"command": "echo csv", "description": "echo"}),
+        Step(text="The CSV writer is in."),
+    ]
+    run = run_claude(project, script, tag="mid", prompt="Add the CSV exporter", context_tokens=150_000)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert project.spool_settled(), project.worker_log()
+    requests = run.fake.main_requests()
+    with_ask = [i for i, r in enumerate(requests) if MARK in json.dumps(r["messages"])]
+    assert with_ask and with_ask[0] in (1, 2), with_ask  # right after a tool result
+    last = json.dumps(requests[-1]["messages"])
+    assert last.count(MARK) == 1 and "Stop hook feedback" not in last  # once; the Stop let it go
+    assert len(requests) == len(script) and _checkpoint_calls(run)
 
 
 def test_memory_tools_answer_claude_code(project: ClaudeProject) -> None:

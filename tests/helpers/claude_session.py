@@ -189,9 +189,15 @@ class Run:
 
 
 def run_claude(
-    project: ClaudeProject, script: list[Step], *extra: str, tag: str = "fake", prompt: str = "Do the task"
+    project: ClaudeProject,
+    script: list[Step],
+    *extra: str,
+    tag: str = "fake",
+    prompt: str = "Do the task",
+    by_prompt: dict[str, list[Step]] | None = None,
+    context_tokens: int = 0,
 ) -> Run:
-    with fake_anthropic(script, tag=tag) as fake:
+    with fake_anthropic(script, tag=tag, by_prompt=by_prompt, context_tokens=context_tokens) as fake:
         env = {**project.env, "ANTHROPIC_BASE_URL": fake.url}
         command = [
             str(CLAUDE),

@@ -38,8 +38,12 @@ class FakeAnthropic:
     #: scripts by the words of the turn's prompt (an interactive session has several turns);
     #: a prompt none of them names plays ``script``
     by_prompt: dict[str, list[Step]] = field(default_factory=dict)
+    #: the context each main reply reports in its usage (0: a small one that grows by 300 a step)
+    context_tokens: int = 0
     url: str = ""
     requests: list[dict[str, Any]] = field(default_factory=list)
+    #: tool_use ids given out: a later turn's script starts at index 0 again, but ids stay unique
+    issued: set[str] = field(default_factory=set)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def main_requests(self) -> list[dict[str, Any]]:
@@ -83,7 +87,9 @@ def _tool_uses(body: dict[str, Any]) -> int:
     return count
 
 
-def _events(step: Step, index: int, tag: str = "fake") -> Iterator[tuple[str, dict[str, Any]]]:
+def _events(
+    step: Step, index: int, tag: str = "fake", context_tokens: int = 0, tool_id: str = ""
+) -> Iterator[tuple[str, dict[str, Any]]]:
     message = {
         "id": f"msg_fake_{index}",
         "type": "message",
@@ -92,7 +98,7 @@ def _events(step: Step, index: int, tag: str = "fake") -> Iterator[tuple[str, di
         "content": [],
         "stop_reason": None,
         "stop_sequence": None,
-        "usage": {"input_tokens": 1200 + 300 * index, "output_tokens": 1},
+        "usage": {"input_tokens": (context_tokens or 1200) + 300 * index, "output_tokens": 1},
     }
     yield "message_start", {"type": "message_start", "message": message}
     block = 0
@@ -112,7 +118,12 @@ def _events(step: Step, index: int, tag: str = "fake") -> Iterator[tuple[str, di
         yield "content_block_stop", {"type": "content_block_stop", "index": block}
         block += 1
     if step.tool:
-        start = {"type": "tool_use", "id": f"toolu_{tag}{index:04d}", "name": step.tool, "input": {}}
+        start = {
+            "type": "tool_use",
+            "id": tool_id or f"toolu_{tag}{index:04d}",
+            "name": step.tool,
+            "input": {},
+        }
         yield "content_block_start", {"type": "content_block_start", "index": block, "content_block": start}
         delta = {"type": "input_json_delta", "partial_json": json.dumps(step.input)}
         yield "content_block_delta", {"type": "content_block_delta", "index": block, "delta": delta}
@@ -131,9 +142,12 @@ def _events(step: Step, index: int, tag: str = "fake") -> Iterator[tuple[str, di
 
 @contextmanager
 def fake_anthropic(
-    script: list[Step], tag: str = "fake", by_prompt: dict[str, list[Step]] | None = None
+    script: list[Step],
+    tag: str = "fake",
+    by_prompt: dict[str, list[Step]] | None = None,
+    context_tokens: int = 0,
 ) -> Iterator[FakeAnthropic]:
-    fake = FakeAnthropic(script=script, tag=tag, by_prompt=by_prompt or {})
+    fake = FakeAnthropic(script=script, tag=tag, by_prompt=by_prompt or {}, context_tokens=context_tokens)
 
     class Handler(BaseHTTPRequestHandler):
         def log_message(self, *args: object) -> None:  # quiet
@@ -156,17 +170,26 @@ def fake_anthropic(
                 self.end_headers()
                 self.wfile.write(payload)
                 return
+            context = 0
             if _is_main(body):
                 script = fake.script_for(body)
                 index = _tool_uses(body)
                 step = script[min(index, len(script) - 1)]
+                context = fake.context_tokens
             else:
                 index, step = 0, Step(text="Fake session")
             self.send_response(200)
             self.send_header("content-type", "text/event-stream")
             self.send_header("cache-control", "no-cache")
             self.end_headers()
-            for event, data in _events(step, index, fake.tag):
+            tool_id = ""
+            if step.tool:
+                with fake.lock:
+                    tool_id = f"toolu_{fake.tag}{index:04d}"
+                    while tool_id in fake.issued:
+                        tool_id += "b"
+                    fake.issued.add(tool_id)
+            for event, data in _events(step, index, fake.tag, context, tool_id):
                 self.wfile.write(f"event: {event}\ndata: {json.dumps(data)}\n\n".encode())
                 self.wfile.flush()
 

@@ -13,9 +13,10 @@ from typing import Any
 
 import pytest
 
+from infinite_context_brain.core.transcript.nudge import MARK
 from infinite_context_brain.server.claude_code.install import install_for_claude_code
 
-from ..conftest import FIXTURES, cli_env, run_cli_process, settle_hooks
+from ..conftest import FIXTURES, PHANTOM, cli_env, run_cli_process, settle_hooks
 from ..conftest import run_cli as run
 
 SMALL = FIXTURES / "claude-reliability" / "coverage-test-fix" / "transcript.jsonl"
@@ -477,3 +478,30 @@ def test_the_editors_connect_command_gets_files_problems_and_the_restart_hint(
         c["name"] for c in sent["checks"]
     }
     assert sent["restart"].startswith("Restart Claude Code")
+
+
+@pytest.mark.fixtures
+def test_stop_asks_the_model_for_a_checkpoint_once_the_context_is_nearly_full(
+    store_url: str, project_dir: Path, tmp_path: Path
+) -> None:
+    """The Stop hook as Claude Code runs it (a process, the fast path that queues the hand-off) on
+    a real session whose last answer had 153k tokens of context: it blocks once, with the request
+    for a checkpoint as its reason; never when Claude Code already continues for a Stop hook; a
+    wrong share in the environment is logged by its name and nothing is blocked."""
+    transcript = tmp_path / "full.jsonl"
+    shutil.copy(PHANTOM, transcript)
+    payload = {"session_id": "s1", "transcript_path": str(transcript), "cwd": str(project_dir)}
+    asked = hook(store_url, "Stop", process=True, **payload)
+    assert asked.returncode == 0, asked.stderr
+    output = json.loads(asked.stdout)
+    assert output["decision"] == "block" and output["reason"].startswith(MARK)
+    going_on = hook(store_url, "Stop", process=True, stop_hook_active=True, **payload)
+    assert going_on.returncode == 0 and going_on.stdout == b"", going_on.stderr
+    stdin = json.dumps({"hook_event_name": "Stop", **payload}).encode()
+    wrong = run_cli_process(store_url, "hook", "stop", stdin=stdin, INFINITE_CONTEXT_CHECKPOINT_NUDGE="most")
+    assert wrong.returncode == 0 and wrong.stdout == b""
+    assert b"INFINITE_CONTEXT_CHECKPOINT_NUDGE" in wrong.stderr
+    off = run_cli_process(store_url, "hook", "stop", stdin=stdin, INFINITE_CONTEXT_CHECKPOINT_NUDGE="0")
+    assert off.returncode == 0 and off.stdout == b""
+    settle_hooks()  # the hand-offs the Stops queued are written all the same
+    assert status(store_url, project_dir)["version"] == 1

@@ -18,11 +18,12 @@ import pytest
 from infinite_context_brain.core.config import load_settings
 from infinite_context_brain.core.errors import InvalidInput
 from infinite_context_brain.core.storage import open_store
+from infinite_context_brain.core.transcript.nudge import MARK
 from infinite_context_brain.server.claude_code import spool
 from infinite_context_brain.server.claude_code.entries import claude_code_version, hook_transport
 from infinite_context_brain.server.claude_code.hook_tool import HOOK_TOOL, MIN_CLAUDE_CODE
 
-from ..conftest import FIXTURES, cli_env
+from ..conftest import FIXTURES, PHANTOM, cli_env
 from ..conftest import run_cli as run
 from ..helpers.mcp_client import mcp_session, text_of
 
@@ -183,6 +184,22 @@ async def test_stop_writes_the_hand_off_a_moment_later(
         await asyncio.sleep(1.5)
         after = await s.call_tool("status", {})
         assert (after.structured_content or {}).get("version") == 1
+
+
+@pytest.mark.fixtures
+async def test_stop_asks_for_a_checkpoint_when_the_context_is_nearly_full(
+    project_dir: Path, store_url: str, tmp_path: Path
+) -> None:
+    """The ``mcp_tool`` Stop hook answers at once: on a session whose context is past the share,
+    Claude Code's block decision asking for a checkpoint; with ``stop_hook_active`` (which the
+    hook passes as text), nothing."""
+    stop = _stop_on_a_real_session(project_dir, tmp_path)
+    Path(stop["transcript_path"]).write_bytes(PHANTOM.read_bytes())  # 153k tokens of context
+    async with mcp_session(project_dir, store_url) as s:
+        asked = json.loads(text_of(await s.call_tool(HOOK_TOOL, stop)))
+        assert asked["decision"] == "block" and asked["reason"].startswith(MARK)
+        going_on = await s.call_tool(HOOK_TOOL, {**stop, "stop_hook_active": "true"})
+        assert not going_on.is_error and text_of(going_on) == "{}"
 
 
 async def test_the_server_writes_nothing_into_the_project_until_a_write(

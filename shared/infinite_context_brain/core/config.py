@@ -38,6 +38,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from .errors import ConfigError
 from .logs import LOG_LEVEL_VARIABLES
 from .params import MemoryBudget, Threshold
+from .transcript.nudge import DEFAULT_SHARE as DEFAULT_NUDGE_SHARE
 
 ENV_PREFIX = "INFINITE_CONTEXT_"
 Provider = Literal["gemini", "anthropic"]
@@ -154,6 +155,12 @@ class Settings(BaseSettings):
     transform_keep_tools: str = Field("", description="Comma-separated tools never replaced.")
     observation_max_tokens: int = Field(300, ge=50, le=4000)
     context_window: int | None = Field(None, ge=1000)
+    checkpoint_nudge: float = Field(
+        DEFAULT_NUDGE_SHARE,
+        ge=0,
+        le=1,
+        description="Window share past which the Stop hook asks the model for a checkpoint (0: never).",
+    )
     # Working memory: the budget is detected from the MCP client unless set here or by `configure`.
     budget: MemoryBudget | None = None
     memory_auto_compact: bool = True

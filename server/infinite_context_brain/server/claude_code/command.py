@@ -53,6 +53,27 @@ def _session(payload: dict[str, Any]) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
+def _ask(event: events.Event, payload: dict[str, Any]) -> dict[str, Any] | None:
+    """PostToolUse, Stop: the request for a checkpoint when the context nears its end
+    (``checkpoint_ask``), the settings read from the environment as ``spool.data_dir`` reads its
+    own."""
+    # imported here: the other hooks' start-up goes without them
+    from . import checkpoint_ask
+
+    if event.name not in checkpoint_ask.ASKING:
+        return None
+    from infinite_context_brain.core.transcript import nudge
+
+    try:
+        share = nudge.share_from_environment()
+    except nudge.NudgeSettingError as exc:
+        log_error(event.command, str(exc))
+        return None
+    return checkpoint_ask.for_event(
+        event.name, payload, share, nudge.window_from_environment(), spool.data_dir()
+    )
+
+
 def run(word: str, raw: bytes, project: str | None = None) -> int:
     """Run the hook ``word`` (our sub-command or Claude Code's event name) on stdin's ``raw``
     bytes; always returns 0."""
@@ -84,7 +105,12 @@ def run(word: str, raw: bytes, project: str | None = None) -> int:
         except OSError as exc:  # no queue (data folder not writable, disk full): run the hook here
             log_error(event.command, f"queue unavailable ({exc}); running it now", "warning")
         else:
-            say(failures.notice(spool.data_dir(), _session(payload)))
+            output = _ask(event, payload)
+            notice = failures.notice(spool.data_dir(), _session(payload))
+            if notice:
+                output = {**(output or {}), "systemMessage": notice}
+            if output:
+                sys.stdout.write(json.dumps(output) + "\n")
             return 0
     from .hooks import run_command  # the core: only for hooks that run here
 

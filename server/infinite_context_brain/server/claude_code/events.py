@@ -118,7 +118,7 @@ EVENTS: tuple[Event, ...] = (
         "hand-off",
         timeout=10,
         deferred=True,
-        mcp_fields=("session_id", "transcript_path", "cwd"),
+        mcp_fields=("session_id", "transcript_path", "cwd", "stop_hook_active"),
         required=("transcript_path",),
     ),
 )

@@ -31,8 +31,9 @@ from mcp.types import CallToolResult, TextContent
 
 from infinite_context_brain.core.errors import InfiniteContextError
 from infinite_context_brain.core.files import NotOwned
+from infinite_context_brain.core.transcript import nudge
 
-from . import failures, spool
+from . import checkpoint_ask, failures, spool
 from .events import Event
 from .hook_tool import payload_of
 
@@ -93,5 +94,24 @@ def call(holder: BrainHolder, arguments: dict[str, Any]) -> CallToolResult:
     holder.later(_job(event, payload, held), f"hook {event.name}", delay)
     session = payload.get("session_id") if isinstance(payload.get("session_id"), str) else None
     notice = failures.notice(spool.data_dir(), session)
-    answer = {"systemMessage": notice} if notice else {}
+    answer: dict[str, Any] = {"systemMessage": notice} if notice else {}
+    answer.update(_ask(holder, event.name, payload) or {})
     return CallToolResult(content=[TextContent(type="text", text=json.dumps(answer))])
+
+
+def _ask(holder: BrainHolder, event: str, payload: dict[str, Any]) -> dict[str, Any] | None:
+    """The request for a checkpoint when the context nears its end, by the open brain's settings
+    (before it opens, by the environment's, as a command hook reads them)."""
+    if event not in checkpoint_ask.ASKING:
+        return None
+    if holder.ready:
+        settings = holder.get().settings
+        share, window = settings.checkpoint_nudge, settings.context_window
+    else:
+        try:
+            share = nudge.share_from_environment()
+        except nudge.NudgeSettingError as exc:
+            log.error("%s hook: %s", event, exc)
+            return None
+        window = nudge.window_from_environment()
+    return checkpoint_ask.for_event(event, payload, share, window, spool.data_dir())

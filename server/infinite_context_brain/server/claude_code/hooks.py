@@ -41,7 +41,7 @@ from infinite_context_brain.core.tokens import count_tokens
 from infinite_context_brain.core.transcript.handoff import checkpoint_from_transcript
 
 from ..proxy.process import ensure_for_hook
-from . import failures, replay, spool
+from . import checkpoint_ask, failures, replay, spool
 from .events import Event, settle_seconds
 
 log = logging.getLogger("infinite_context_brain.hooks")
@@ -225,6 +225,11 @@ def run_command(event: Event, payload: dict[str, Any], project: str | None) -> i
         settings = load_settings()
         setup_logging(settings.log_level)  # a level set only in .env takes effect from here on
         output = run(HookCall(event, payload, settings, _path(project)))
+        # run here when its queue is unavailable: it still asks
+        asked = checkpoint_ask.for_event(
+            event.name, payload, settings.checkpoint_nudge, settings.context_window, spool.data_dir()
+        )
+        output = {**(output or {}), **asked} if asked else output
     except Exception as exc:  # a hook never breaks the session; the log and the user hear why
         if isinstance(exc, InfiniteContextError):
             log.error("hook %s: %s", event.command, exc.message, extra={"fix": exc.fix, "code": exc.code})

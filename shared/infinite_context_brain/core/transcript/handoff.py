@@ -12,7 +12,6 @@ nothing new means no checkpoint.
 from __future__ import annotations
 
 import fcntl
-import hashlib
 import json
 import os
 from collections.abc import Iterable
@@ -25,6 +24,7 @@ from ..facts import TranscriptCursor
 from ..files import open_private, private_dir
 from ..models import Observation
 from .digest import digest, session_root
+from .key import transcript_key
 from .observe import build_observation
 from .reader import AssistantEntry, ToolResult, ToolUse, TranscriptReader, UserEntry
 
@@ -42,10 +42,6 @@ class HandoffResult:
     reason: str
     #: observations stored from the transcript because no PostToolUse had stored them
     backfilled: int = 0
-
-
-def transcript_key(transcript: Path) -> str:
-    return hashlib.sha1(str(transcript.resolve()).encode()).hexdigest()[:24]
 
 
 def cursor_path(data_dir: Path, transcript: Path) -> Path:

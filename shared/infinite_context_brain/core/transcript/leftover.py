@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 
 from ..redact import redact
+from .nudge import MARK as NUDGE_MARK
 
 STEP_CHARS = 240
 MAX_STEPS = 15
@@ -146,7 +147,7 @@ def hook_rule(text: str) -> str | None:
     """What a hook that blocked said, as a rule ("Stop hook: Cannot exit with unstaged
     changes."): its first line that is no heading. None when ``text`` is no hook feedback."""
     found = _HOOK_FEEDBACK.match(text.strip())
-    if found is None:
+    if found is None or NUDGE_MARK in text:  # our own request for a checkpoint is no rule
         return None
     for line in text.strip()[found.end() :].splitlines():
         line = line.strip()

@@ -26,9 +26,8 @@ from .reader import (
     merged_entries,
 )
 from .walk import ToolIndex
+from .window import window_for
 
-DEFAULT_WINDOW = 200_000
-EXTENDED_WINDOW = 1_000_000
 #: real tokens per counted token (usage deltas / our counts) on the fixtures
 CALIBRATION = 1.14
 
@@ -57,14 +56,6 @@ class ContextMeter:
         if self.context_tokens is None:
             return None
         return 100.0 * self.context_tokens / self.context_window
-
-
-def window_for(model: str, peak_tokens: int, override: int | None = None) -> int:
-    if override:
-        return override
-    if "[1m]" in model or model.endswith("-1m") or peak_tokens > DEFAULT_WINDOW:
-        return EXTENDED_WINDOW
-    return DEFAULT_WINDOW
 
 
 def measure(path: Path | str, window_override: int | None = None) -> ContextMeter:
