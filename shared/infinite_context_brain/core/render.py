@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
+from itertools import zip_longest
 
 from .models import JournalEntry, NextStep, ProjectState
 from .tokens import count_tokens
@@ -170,7 +171,8 @@ def _sections(state: ProjectState, missing: set[str]) -> list[_Section]:
             f"- [open] {_clean(d.question)}" + (" (you asked the user)" if d.from_assistant else "")
             for d in pending
         ]
-        items += [f"- [gotcha] {_clean(g)}" for g in reversed(ac.gotchas)]
+        gotchas = [f"- [gotcha] {_clean(g)}" for g in reversed(ac.gotchas)]
+        decisions = []
         for d in reversed(decided):
             asked = d.question.endswith("?") and d.decision
             text = (
@@ -178,7 +180,9 @@ def _sections(state: ProjectState, missing: set[str]) -> list[_Section]:
                 if asked
                 else _clean(d.decision or d.question)
             )
-            items.append(f"- [decided] {text}" + (f" — because {_clean(d.reason)}" if d.reason else ""))
+            decisions.append(f"- [decided] {text}" + (f" — because {_clean(d.reason)}" if d.reason else ""))
+        # newest first from both lists in turn: a run of long gotchas never crowds out every decision
+        items += [item for pair in zip_longest(decisions, gotchas) for item in pair if item is not None]
         items += [f"- [note] {_clean(n)}" for n in reversed(ac.notes)]
         sections.append(_Section("## Decisions, gotchas and notes", 0.16, items))
     if ac.active_files:
