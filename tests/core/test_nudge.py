@@ -154,3 +154,11 @@ def test_an_ask_is_recorded_for_the_hook_that_comes_before_claude_code_writes_it
     append(path, {"type": "system", "subtype": "compact_boundary"}, answer(140_000))
     assert nudge.due(str(path), 0.6, record=record) is not None  # a new stretch
     assert nudge.due(str(path), 0.6, record=None) is not None  # without the record: the transcript only
+
+
+def test_lines_that_are_no_entries_are_passed_over(tmp_path: Path) -> None:
+    path = copy(SHORT, tmp_path)
+    append(path, answer(150_000))
+    with path.open("a") as f:
+        f.write('["assistant", "usage"]\n"assistant usage"\n{"type": "assistant", "message": "usage"}\n')
+    assert nudge.last_context(str(path)) == (150_000, "claude-opus-4-5-20251101")

@@ -1,12 +1,12 @@
 """Before the context is lost, ask the model to write the hand-off itself.
 
 The model in the session is the best summariser there is, and it is already running. Once a
-session's context passes a share of its window (``DEFAULT_SHARE``; ``checkpoint_nudge``), the Stop
-hook asks it, once between compactions, to call the ``checkpoint`` tool with its fields before it
-stops. A ``/clear`` or a compaction after that finds the model's own account of what is left and
-why, beside what the hand-off reads from the transcript. Claude Code hands the request to the
-model as "Stop hook feedback"; the model answers and stops again, this time with
-``stop_hook_active`` set, and is let go.
+session's context passes a share of its window (``DEFAULT_SHARE``; ``checkpoint_nudge``), the
+next hook that can reach the model (``PostToolUse``, ``Stop``) asks it, once between compactions,
+to call the ``checkpoint`` tool with its fields. A ``/clear`` or a compaction after that finds
+the model's own account of what is left and why, beside what the hand-off reads from the
+transcript. At ``Stop``, Claude Code hands the request to the model as "Stop hook feedback"; the
+model answers and stops again, this time with ``stop_hook_active`` set, and is let go.
 
 Once asked is once: the request's words (``MARK``) are in the transcript from then on, and so is a
 call of the checkpoint tool the model made by itself; either since the last compaction means no
@@ -46,8 +46,8 @@ class NudgeSettingError(ValueError):
 
 
 def share_from_environment() -> float:
-    """``checkpoint_nudge`` as the environment gives it, without pydantic (the Stop hook's fast
-    path); raises ``NudgeSettingError`` naming the variable for a value out of range."""
+    """``checkpoint_nudge`` as the environment gives it, without pydantic (the hooks' fast path);
+    raises ``NudgeSettingError`` naming the variable for a value out of range."""
     raw = os.environ.get(SHARE_VARIABLE, "").strip()
     if not raw:
         return DEFAULT_SHARE
@@ -83,8 +83,10 @@ def last_context(path: str) -> tuple[int, str] | None:
             entry = json.loads(line)
         except ValueError:
             continue  # the first line of the tail is cut, or one is being written
-        message = entry.get("message") if isinstance(entry, dict) else None
-        if entry.get("type") != "assistant" or entry.get("isSidechain") or not isinstance(message, dict):
+        if not isinstance(entry, dict) or entry.get("type") != "assistant" or entry.get("isSidechain"):
+            continue
+        message = entry.get("message")
+        if not isinstance(message, dict):
             continue
         usage = message.get("usage")
         if not isinstance(usage, dict):
