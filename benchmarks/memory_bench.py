@@ -21,7 +21,6 @@ words of a 3,000-word rarer vocabulary and one identifier each (fixed seed). The
 the seed's Go compactor, measured side by side on another machine (neither it nor a Go
 toolchain is on this one).
 
-
 Goals are ratios, so machine load falls on both sides alike: through MCP, ``store``, ``query``
 and ``recall`` at 10k and 100k within 1.5x of 1k; ``compact`` at 1k within half the Go
 compactor's time; recall@5 >= 0.9 (identifiers: all). The cost of one call against a stock

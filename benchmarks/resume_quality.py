@@ -45,7 +45,7 @@ from resume_score import Score, Truth, identifiers, moment, score, truth_score, 
 
 from infinite_context_brain.core.tokens import count_tokens
 from infinite_context_brain.core.transcript.nudge import DEFAULT_SHARE
-from infinite_context_brain.core.transcript.window import window_for
+from infinite_context_brain.core.transcript.window import context_tokens, window_for
 
 FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "claude-code"
 TRUTH = Path(__file__).resolve().parent / "data" / "resume_truth.json"
@@ -380,8 +380,7 @@ def _asks(paths: list[Path]) -> None:
             message = obj.get("message") if isinstance(obj.get("message"), dict) else {}
             usage = message.get("usage") if isinstance(message, dict) else None
             if obj.get("type") == "assistant" and not obj.get("isSidechain") and isinstance(usage, dict):
-                parts = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
-                now = sum(usage.get(k) or 0 for k in parts)
+                now = context_tokens(usage)
                 steps_since += asked is not None and now != context  # a new answer, not its next part
                 context, model = now or context, str(message.get("model") or model)
             elif _prompt(obj) or _tool_result(obj):  # Claude Code ran Stop, or PostToolUse

@@ -69,7 +69,9 @@ def test_past_the_share_the_model_is_asked_once_until_the_next_compaction(tmp_pa
     during = for_event("PostToolUse", {"transcript_path": str(path)}, 0.6, None, None) or {}
     context = during["hookSpecificOutput"]["additionalContext"]
     assert during["hookSpecificOutput"]["hookEventName"] == "PostToolUse" and context.startswith(nudge.MARK)
-    assert "go on with the work" in context and "do not go on" in reason
+    assert context.endswith("then go on with the work.") and reason.endswith("then stop.")
+    # the person is told it is no error (Claude Code shows a blocking Stop hook as one)
+    assert "not an error" in output["systemMessage"] and "systemMessage" not in during
     assert (
         for_event("SessionStart", {"transcript_path": str(path)}, 0.6, None, None) is None
     )  # only those two
@@ -162,3 +164,29 @@ def test_lines_that_are_no_entries_are_passed_over(tmp_path: Path) -> None:
     with path.open("a") as f:
         f.write('["assistant", "usage"]\n"assistant usage"\n{"type": "assistant", "message": "usage"}\n')
     assert nudge.last_context(str(path)) == (150_000, "claude-opus-4-5-20251101")
+
+
+def test_after_the_ask_a_hook_reads_only_what_came_since(tmp_path: Path) -> None:
+    """Past the share every tool call asks whether to ask: once the ask is recorded, only the
+    transcript since then is read (a whole 30 MB file per tool call would not do). A model that
+    checkpointed by itself is recorded the same way."""
+    path = copy(FULL, tmp_path)
+    record = nudge.record_path(str(tmp_path / "data"), str(path))
+    assert nudge.due(str(path), 0.6, record=record) is not None
+    at = int(Path(record).read_text())
+    assert at == path.stat().st_size
+    # what lies before the record is not read again: a compaction written there would not count
+    assert nudge.asked_since_compaction(str(path), at) is True
+    append(path, answer(151_000))
+    assert nudge.asked_since_compaction(str(path), at) is True
+    # one after it does, and the stretch after it has no ask yet
+    append(path, {"type": "system", "subtype": "compact_boundary"}, answer(130_000))
+    assert nudge.asked_since_compaction(str(path), at) is False
+    # the model checkpointed by itself: recorded, so the next hooks read little
+    (tmp_path / "own").mkdir()
+    own = copy(FULL, tmp_path / "own")  # a fresh copy, no record yet
+    call = {"type": "tool_use", "id": "toolu_c2", "name": "mcp__infinite-context__checkpoint", "input": {}}
+    append(own, {"type": "assistant", "message": {"role": "assistant", "content": [call]}}, answer(150_000))
+    own_record = nudge.record_path(str(tmp_path / "data"), str(own))
+    assert nudge.due(str(own), 0.6, record=own_record) is None
+    assert int(Path(own_record).read_text()) == own.stat().st_size

@@ -505,3 +505,14 @@ def test_stop_asks_the_model_for_a_checkpoint_once_the_context_is_nearly_full(
     assert off.returncode == 0 and off.stdout == b""
     settle_hooks()  # the hand-offs the Stops queued are written all the same
     assert status(store_url, project_dir)["version"] == 1
+
+
+def test_hook_outputs_combine_keeping_every_message_for_the_user() -> None:
+    from infinite_context_brain.server.claude_code.failures import combined, with_message
+
+    asked = {"decision": "block", "reason": "r", "systemMessage": "asking"}
+    assert combined(None, None) is None
+    assert with_message(None, "saved") == {"systemMessage": "saved"}
+    assert with_message(asked, None) == asked
+    assert with_message(asked, "a hook failed") == {**asked, "systemMessage": "asking\na hook failed"}
+    assert combined({"systemMessage": "a"}, {"continue": False}) == {"systemMessage": "a", "continue": False}

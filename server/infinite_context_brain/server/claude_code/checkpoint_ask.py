@@ -19,28 +19,24 @@ if TYPE_CHECKING:
 #: the events that ask (the others never do)
 ASKING = ("PostToolUse", "Stop")
 _FIELDS = (
-    "call the infinite-context `checkpoint` tool once with its fields: task, in_progress, next_steps "
-    "(all that is left), done, decisions with their reason, blockers with what you tried, gotchas."
+    "call the infinite-context `checkpoint` tool once with its fields (task, in_progress, next_steps: "
+    "all that is left, done, decisions with their reason, blockers with what you tried, gotchas)"
 )
-_WITHOUT_TOOL = '(Without the tool: run `infinite-context checkpoint -m "<the same, as text>"`.)'
-
-
-def _why(tokens: int, window: int) -> str:
-    return (
-        f"{MARK}: this conversation's context is {100 * tokens // window}% full "
-        f"({tokens // 1000}k of {window // 1000}k tokens), so a /clear or a compaction may come soon."
-    )
+#: what the person sees beside the request (Claude Code shows a blocking Stop hook as an error)
+STOP_NOTICE = (
+    "infinite-context: the context is {share}% full; Claude saves a checkpoint first (not an error)."
+)
 
 
 def output(event: str, tokens: int, window: int) -> dict[str, Any]:
     """The hook output that asks: a Stop keeps the model going for one more step (the
     checkpoint); after a tool call it is context for the model's next step."""
+    share = 100 * tokens // window
+    why = f"{MARK}: the context is {share}% full ({tokens // 1000}k of {window // 1000}k tokens)."
     if event == "Stop":
-        then = "Then stop; do not go on with the work."
-        reason = f"{_why(tokens, window)} Before you stop, {_FIELDS} {then} {_WITHOUT_TOOL}"
-        return {"decision": "block", "reason": reason}
-    then = "Then go on with the work."
-    text = f"{_why(tokens, window)} Now, before your next step, {_FIELDS} {then} {_WITHOUT_TOOL}"
+        reason = f"{why} Before you stop, {_FIELDS}; then stop."
+        return {"decision": "block", "reason": reason, "systemMessage": STOP_NOTICE.format(share=share)}
+    text = f"{why} Before your next step, {_FIELDS}; then go on with the work."
     return {"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}}
 
 

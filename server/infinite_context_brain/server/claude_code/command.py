@@ -105,10 +105,9 @@ def run(word: str, raw: bytes, project: str | None = None) -> int:
         except OSError as exc:  # no queue (data folder not writable, disk full): run the hook here
             log_error(event.command, f"queue unavailable ({exc}); running it now", "warning")
         else:
-            output = _ask(event, payload)
-            notice = failures.notice(spool.data_dir(), _session(payload))
-            if notice:
-                output = {**(output or {}), "systemMessage": notice}
+            output = failures.with_message(
+                _ask(event, payload), failures.notice(spool.data_dir(), _session(payload))
+            )
             if output:
                 sys.stdout.write(json.dumps(output) + "\n")
             return 0

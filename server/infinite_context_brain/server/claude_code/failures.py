@@ -178,3 +178,23 @@ def age(entry: dict[str, Any]) -> str:
         if seconds >= size:
             return f"{seconds // size} {unit} ago"
     return f"{seconds} s ago"
+
+
+def combined(*outputs: dict[str, Any] | None) -> dict[str, Any] | None:
+    """Hook outputs as one: later keys win, except the messages shown to the user
+    (``systemMessage``), which are all kept, a line each."""
+    merged: dict[str, Any] = {}
+    said: list[str] = []
+    for output in outputs:
+        if output:
+            merged.update(output)
+            if output.get("systemMessage"):
+                said.append(str(output["systemMessage"]))
+    if said:
+        merged["systemMessage"] = "\n".join(said)
+    return merged or None
+
+
+def with_message(output: dict[str, Any] | None, message: str | None) -> dict[str, Any] | None:
+    """``output`` with ``message`` added to what the user is shown."""
+    return combined(output, {"systemMessage": message} if message else None)

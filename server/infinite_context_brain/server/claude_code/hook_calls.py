@@ -94,8 +94,7 @@ def call(holder: BrainHolder, arguments: dict[str, Any]) -> CallToolResult:
     holder.later(_job(event, payload, held), f"hook {event.name}", delay)
     session = payload.get("session_id") if isinstance(payload.get("session_id"), str) else None
     notice = failures.notice(spool.data_dir(), session)
-    answer: dict[str, Any] = {"systemMessage": notice} if notice else {}
-    answer.update(_ask(holder, event.name, payload) or {})
+    answer = failures.with_message(_ask(holder, event.name, payload), notice) or {}
     return CallToolResult(content=[TextContent(type="text", text=json.dumps(answer))])
 
 

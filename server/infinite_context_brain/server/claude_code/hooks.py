@@ -180,14 +180,6 @@ def _path(value: str | None) -> Path | None:
     return Path(value) if value else None
 
 
-def say(output: dict[str, Any] | None, message: str | None) -> dict[str, Any] | None:
-    """``output`` with ``message`` added to what the user is shown (``systemMessage``)."""
-    if not message:
-        return output
-    before = (output or {}).get("systemMessage")
-    return {**(output or {}), "systemMessage": f"{before}\n{message}" if before else message}
-
-
 def run(call: HookCall) -> dict[str, Any] | None:
     """A hook call run to its end in this process, on a brain opened for it."""
     still_running: list[str] = []
@@ -200,10 +192,10 @@ def run(call: HookCall) -> dict[str, Any] | None:
         warning = advice.message if advice is not None else None
         still_running = settle(call).running  # the session that just ended (/clear) comes first
     with call.open_brain() as brain:
-        output = say(dispatch(call, brain), warning)
+        output = failures.with_message(dispatch(call, brain), warning)
     if still_running:
         log.warning("hand-offs still running after %.0f s: %s", settle_seconds(), ", ".join(still_running))
-        output = say(
+        output = failures.with_message(
             output,
             "infinite-context is still saving the previous session's hand-off (a long transcript); "
             "ask Claude to call the `resume` tool in a minute to load it.",
@@ -229,7 +221,7 @@ def run_command(event: Event, payload: dict[str, Any], project: str | None) -> i
         asked = checkpoint_ask.for_event(
             event.name, payload, settings.checkpoint_nudge, settings.context_window, spool.data_dir()
         )
-        output = {**(output or {}), **asked} if asked else output
+        output = failures.combined(output, asked)
     except Exception as exc:  # a hook never breaks the session; the log and the user hear why
         if isinstance(exc, InfiniteContextError):
             log.error("hook %s: %s", event.command, exc.message, extra={"fix": exc.fix, "code": exc.code})
@@ -242,7 +234,7 @@ def run_command(event: Event, payload: dict[str, Any], project: str | None) -> i
         output = {"systemMessage": failures.text(event.name, message, fix)}
     else:
         failures.resolved(data_dir, event.name)
-        output = say(output, failures.notice(data_dir, session))
+        output = failures.with_message(output, failures.notice(data_dir, session))
     if output is not None:
         sys.stdout.write(orjson.dumps(output).decode() + "\n")
     return 0

@@ -128,7 +128,6 @@ def _last_question(text: str) -> str | None:
     # a line break ends a sentence too: a reply's table or list is no part of its question
     sentences = re.split(r"(?<=[.!?])\s+|\s*\n\s*", text.strip())
     asked = [s for s in sentences if s.rstrip().endswith("?") and not s.lstrip().startswith("|")]
-
     return clip(asked[-1], 300) if asked else None
 
 

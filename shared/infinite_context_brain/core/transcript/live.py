@@ -174,7 +174,7 @@ class _Conversation:
     requests: int = 0
     gaps: int = 0  # gaps between its requests seen so far
     pauses: int = 0  # of which longer than the 5-minute lifetime and within the 1-hour one
-    cached: int = 0  # tokens the previous request cached (an estimate)
+    cached: int = 0  # tokens the previous request sent (an estimate)
     long: bool = False  # its requests ask for the 1-hour lifetime
     held_ttl: float = TTL_5M  # the lifetime the held breakpoint's entry was written with
     steps: int = 0  # requests that wrote only what was new (not a sweep, not cold)
@@ -440,21 +440,11 @@ class LiveTransformer:
         """Ask for the 1-hour lifetime on every breakpoint once the pauses seen so far make it pay
         (see the module docstring); from then on the conversation keeps it."""
         cached = self._estimate(size, results)
-        if cold or stats.sweep:  # written again from the start, or from the held point
-            held = convo.held
-            kept = (
-                0
-                if cold or held is None
-                else self._span(convo, results, 0) - self._span(convo, results, held.message)
-            )
-        else:
-            kept = convo.cached
-        writes = max(0, cached - kept)
-        convo.cached = cached
+        written, convo.cached = max(0, cached - convo.cached), cached  # what a plain step adds
         if not self.options.long_cache:
             return False
         if convo.requests and not (cold or stats.sweep):  # the first one writes everything
-            convo.steps, convo.step_writes = convo.steps + 1, convo.step_writes + writes
+            convo.steps, convo.step_writes = convo.steps + 1, convo.step_writes + written
         if cold:  # back after longer than any lifetime: all is written now, weighed again below
             convo.long = False
         if not convo.long and (cold or stats.sweep or convo.held is None) and convo.steps:
@@ -463,7 +453,7 @@ class LiveTransformer:
             # (and on all of it when it is all written now)
             odds = convo.pauses / convo.gaps if convo.gaps else 0.0
             saves = odds * (PRICE_WRITE_5M - PRICE_READ) * cached
-            usual = writes if cold else convo.step_writes / convo.steps
+            usual = cached if cold else convo.step_writes / convo.steps
             convo.long = saves > (PRICE_WRITE_1H - PRICE_WRITE_5M) * usual
         if not convo.long or not marks.lengthen(body):
             return False

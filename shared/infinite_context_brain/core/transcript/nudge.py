@@ -13,8 +13,8 @@ call of the checkpoint tool the model made by itself; either since the last comp
 request. Claude Code writes the transcript a moment after a hook answers, so each ask is also
 recorded in the data folder (``asks/<transcript key>``: where the transcript ended then) for the
 hook that comes before that. Standard library only, because the hooks' fast path runs it after
-every tool call and answer: it reads the transcript's last ``TAIL_BYTES``, and the rest back to the
-last compaction only once the share is passed.
+every tool call and answer: it reads the transcript's last ``TAIL_BYTES``; past the share, the
+whole file once, then only what came since the ask.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ import re
 
 from ..files import DIR_MODE, FILE_MODE
 from .key import transcript_key
-from .window import window_for
+from .window import context_tokens, window_for
 
 SHARE_VARIABLE = "INFINITE_CONTEXT_CHECKPOINT_NUDGE"
 #: ``Settings.context_window``'s variable (the window, when the model name does not tell it)
@@ -88,11 +88,7 @@ def last_context(path: str) -> tuple[int, str] | None:
         message = entry.get("message")
         if not isinstance(message, dict):
             continue
-        usage = message.get("usage")
-        if not isinstance(usage, dict):
-            continue
-        parts = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
-        tokens = sum(v for k in parts if isinstance(v := usage.get(k), int) and not isinstance(v, bool))
+        tokens = context_tokens(message.get("usage"))
         if tokens:
             return tokens, str(message.get("model") or "")
     return None
@@ -104,14 +100,17 @@ def asked_since_compaction(path: str, asked_at: int | None = None) -> bool:
     session when there was none)."""
     try:
         with open(path, "rb") as f:
+            # asked before: only what came since can hold a compaction (one read per stretch of
+            # the whole file, not one per tool call)
+            recorded = asked_at is not None and 0 <= asked_at <= os.fstat(f.fileno()).st_size
+            f.seek(asked_at if recorded and asked_at is not None else 0)
             text = f.read()
     except OSError:
         return True  # nothing to go on: never ask blind
     ends = [found.end() for found in _BOUNDARY.finditer(text)]
-    start = ends[-1] if ends else 0
-    if asked_at is not None and start <= asked_at <= len(text):
+    if recorded and not ends:
         return True
-    since = text[start:]
+    since = text[ends[-1] :] if ends else text
     return MARK.encode() in since or _CHECKPOINT_CALL.search(since) is not None
 
 
@@ -156,7 +155,12 @@ def due(
         return None
     tokens, model = found
     size = window_for(model, tokens, window)
-    if tokens < share * size or asked_since_compaction(path, _recorded(record)):
+    if tokens < share * size:
+        return None
+    recorded = _recorded(record)
+    if asked_since_compaction(path, recorded):
+        if recorded is None:  # checkpointed by itself: the next hooks read only what follows
+            _record(record, os.path.getsize(path))
         return None
     _record(record, os.path.getsize(path))
     return tokens, size

@@ -24,6 +24,8 @@ from typing import Any
 
 import orjson
 
+from .window import CONTEXT_PARTS, count_of
+
 KNOWN_SKIPPED = {"progress", "file-history-snapshot", "queue-operation"}
 RECENT_REPLIES = 64
 
@@ -55,7 +57,7 @@ class Usage:
 
     @property
     def context_tokens(self) -> int:
-        return self.input_tokens + self.cache_creation_input_tokens + self.cache_read_input_tokens
+        return sum(getattr(self, part) for part in CONTEXT_PARTS)
 
 
 @dataclass
@@ -138,13 +140,6 @@ def content_text(content: Any) -> str:
                 parts.append(block)
         return "\n".join(parts)
     return "" if content is None else str(content)
-
-
-def count_of(value: Any) -> int:
-    """A token count as written, or 0 when it is none (a string, a list, a float, < 0, absurd)."""
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 2**53:
-        return 0
-    return value
 
 
 def usage_from(raw: Any) -> Usage:
